@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: Apache-2.0
+# popalloc_add_sanitizers(<interface-target>)
+#
+# Adds -fsanitize=<POPALLOC_SANITIZE> (a list such as "address;undefined" or "thread") to a private
+# INTERFACE helper target, target-scoped (never global CMAKE_CXX_FLAGS edits). UBSan is made fatal
+# (-fno-sanitize-recover) so a report fails the test instead of scrolling past.
+function(popalloc_add_sanitizers target)
+  if(NOT POPALLOC_SANITIZE)
+    return()
+  endif()
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "^(GNU|Clang|AppleClang)$")
+    message(FATAL_ERROR "POPALLOC_SANITIZE is supported with GCC and Clang only (got ${CMAKE_CXX_COMPILER_ID})")
+  endif()
+  set(_known address undefined leak thread memory)
+  foreach(_s IN LISTS POPALLOC_SANITIZE)
+    if(NOT _s IN_LIST _known)
+      message(FATAL_ERROR "POPALLOC_SANITIZE: unknown sanitizer '${_s}' (known: ${_known})")
+    endif()
+  endforeach()
+  if("thread" IN_LIST POPALLOC_SANITIZE AND ("address" IN_LIST POPALLOC_SANITIZE OR "leak" IN_LIST POPALLOC_SANITIZE))
+    message(FATAL_ERROR "POPALLOC_SANITIZE: 'thread' cannot be combined with 'address' or 'leak'")
+  endif()
+  list(JOIN POPALLOC_SANITIZE "," _list)
+  set(_flags "-fsanitize=${_list}" -fno-omit-frame-pointer)
+  if("undefined" IN_LIST POPALLOC_SANITIZE)
+    list(APPEND _flags -fno-sanitize-recover=undefined)
+  endif()
+  list(JOIN _flags "$<SEMICOLON>" _flags_genex)
+  target_compile_options(${target} INTERFACE "$<$<COMPILE_LANGUAGE:CXX>:${_flags_genex}>")
+  target_link_options(${target} INTERFACE "$<$<LINK_LANGUAGE:CXX>:${_flags_genex}>")
+  message(STATUS "popalloc: sanitizers ${_list} on tests/examples/benchmarks")
+endfunction()

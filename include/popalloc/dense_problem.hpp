@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The dense problem: n jobs x m resource types given by a throughput matrix.
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include <Eigen/Core>
+
+#include "popalloc/error.hpp"
+#include "popalloc/utility/concept.hpp"
+
+namespace popalloc {
+
+/// \brief maximize sum_i f_i(t_i), t_i = sum_j A_ij x_ij, over x_i >= 0, sum_j x_ij <= 1,
+/// sum_i d_ij x_ij <= R_j.
+///
+/// Storage is row-major so one job's options are contiguous. `Scalar` (float or double) is the
+/// storage type of the per-job data; all accumulation happens in double.
+template <class Scalar = double>
+struct dense_problem {
+  using scalar_type = Scalar;
+  using matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+
+  matrix throughput;         ///< A, n x m, A_ij >= 0 (0: job i cannot use resource j)
+  Eigen::VectorXd capacity;  ///< R, m entries >= 0 (0 closes a resource)
+  vector weight;             ///< w_i > 0 or >= 0 (utility-dependent); empty means all 1
+  vector target;             ///< T_i, target-priority only; empty otherwise
+  vector job_demand;         ///< d_i: units of any resource job i holds at once; empty means 1
+  matrix demand;             ///< d_ij, n x m; empty means job_demand (or 1). Not with job_demand.
+
+  Eigen::Index jobs() const { return throughput.rows(); }
+  Eigen::Index resources() const { return throughput.cols(); }
+
+  /// \brief Throws invalid_problem (naming the offending entry) unless the data is usable by
+  /// `Utility`.
+  template <class Utility>
+  void validate(const Utility& /*utility*/) const {
+    detail::check_utility<Utility>();
+    const Eigen::Index n = jobs(), m = resources();
+    if (n == 0) throw invalid_problem("problem has no jobs");
+    if (m == 0) throw invalid_problem("problem has no resources");
+    if (capacity.size() != m)
+      throw invalid_problem("capacity has " + std::to_string(capacity.size()) +
+                            " entries but the throughput matrix has " + std::to_string(m) +
+                            " columns");
+    for (Eigen::Index j = 0; j < m; ++j) {
+      if (!std::isfinite(capacity[j]) || capacity[j] < 0)
+        throw invalid_problem("capacity[" + std::to_string(j) + "] must be finite and >= 0");
+    }
+    check_vector(weight, "weight", Utility::requires_positive_weight);
+    if (Utility::uses_target) {
+      if (target.size() != n)
+        throw invalid_problem("this utility needs a target for every job (" + std::to_string(n) +
+                              " entries, got " + std::to_string(target.size()) + ")");
+      for (Eigen::Index i = 0; i < n; ++i)
+        if (!std::isfinite(static_cast<double>(target[i])))
+          throw invalid_problem("target[" + std::to_string(i) + "] is not finite");
+    } else if (target.size() != 0 && target.size() != n) {
+      throw invalid_problem("target must be empty or have one entry per job");
+    }
+    check_vector(job_demand, "job_demand", false);
+    if (demand.size() != 0) {
+      if (job_demand.size() != 0)
+        throw invalid_problem("give either demand (n x m) or job_demand (n), not both");
+      if (demand.rows() != n || demand.cols() != m)
+        throw invalid_problem("demand must be " + std::to_string(n) + " x " + std::to_string(m));
+    }
+    for (Eigen::Index i = 0; i < n; ++i) {
+      double row_max = 0.0;
+      for (Eigen::Index j = 0; j < m; ++j) {
+        const double a = static_cast<double>(throughput(i, j));
+        if (!std::isfinite(a) || a < 0)
+          throw invalid_problem("throughput(" + std::to_string(i) + ", " + std::to_string(j) +
+                                ") must be finite and >= 0");
+        if (demand.size() != 0) {
+          const double d = static_cast<double>(demand(i, j));
+          if (!std::isfinite(d) || d < 0)
+            throw invalid_problem("demand(" + std::to_string(i) + ", " + std::to_string(j) +
+                                  ") must be finite and >= 0");
+        }
+        if (capacity[j] > 0 && a > row_max) row_max = a;
+      }
+      if (Utility::requires_positive_throughput && !(row_max > 0))
+        throw invalid_problem("job " + std::to_string(i) +
+                              " has no positive throughput on an open resource, so its utility "
+                              "is -infinity for every allocation");
+    }
+  }
+
+ private:
+  void check_vector(const vector& v, const char* name, bool positive) const {
+    const Eigen::Index n = jobs();
+    if (v.size() == 0) return;
+    if (v.size() != n)
+      throw invalid_problem(std::string(name) + " has " + std::to_string(v.size()) +
+                            " entries, expected " + std::to_string(n) + " (one per job) or 0");
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double x = static_cast<double>(v[i]);
+      if (!std::isfinite(x) || x < 0 || (positive && x == 0))
+        throw invalid_problem(std::string(name) + "[" + std::to_string(i) +
+                              "] must be finite and " + (positive ? "> 0" : ">= 0"));
+    }
+  }
+};
+
+}  // namespace popalloc

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Raw-pointer view of a dense problem, readable from host and device code.
+#pragma once
+
+#include <cstdint>
+
+#include "popalloc/config.hpp"
+#include "popalloc/utility/job_parameters.hpp"
+
+namespace popalloc::detail {
+
+/// Options are resource types: option o of any job consumes d_io units of resource o.
+template <class Scalar>
+struct dense_view {
+  const Scalar* throughput = nullptr;     ///< n x m row-major
+  const Scalar* demand = nullptr;         ///< n x m row-major, or null
+  const Scalar* job_demand = nullptr;     ///< n, or null
+  const Scalar* weight = nullptr;         ///< n, or null (all 1)
+  const Scalar* target = nullptr;         ///< n, or null (all 0)
+  const unsigned char* closed = nullptr;  ///< m flags (capacity 0), or null
+  std::int64_t n = 0;
+  std::int32_t m = 0;
+
+  POPALLOC_HD std::int32_t option_count(std::int64_t /*i*/) const { return m; }
+  POPALLOC_HD double value(std::int64_t i, std::int32_t o) const {
+    if (closed != nullptr && closed[o] != 0) return 0.0;
+    return static_cast<double>(throughput[i * m + o]);
+  }
+  POPALLOC_HD double amount(std::int64_t i, std::int32_t o) const {
+    if (demand != nullptr) return static_cast<double>(demand[i * m + o]);
+    if (job_demand != nullptr) return static_cast<double>(job_demand[i]);
+    return 1.0;
+  }
+  POPALLOC_HD double cost(std::int64_t i, std::int32_t o, const double* prices) const {
+    return prices[o] * amount(i, o);
+  }
+  POPALLOC_HD std::int32_t consumption_count(std::int64_t /*i*/, std::int32_t /*o*/) const {
+    return 1;
+  }
+  POPALLOC_HD std::int32_t consumption_resource(std::int64_t /*i*/, std::int32_t o,
+                                                std::int32_t /*k*/) const {
+    return o;
+  }
+  POPALLOC_HD double consumption_amount(std::int64_t i, std::int32_t o, std::int32_t /*k*/) const {
+    return amount(i, o);
+  }
+  POPALLOC_HD job_parameters parameters(std::int64_t i) const {
+    job_parameters p;
+    if (weight != nullptr) p.weight = static_cast<double>(weight[i]);
+    if (target != nullptr) p.target = static_cast<double>(target[i]);
+    return p;
+  }
+  /// Index reported in job_allocation for option o of job i.
+  POPALLOC_HD std::int32_t option_id(std::int64_t /*i*/, std::int32_t o) const { return o; }
+};
+
+}  // namespace popalloc::detail

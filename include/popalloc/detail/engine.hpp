@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Problem data in a backend's memory and the dual-evaluation primitives the solver uses.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "popalloc/bundle_problem.hpp"
+#include "popalloc/dense_problem.hpp"
+#include "popalloc/detail/bundle_view.hpp"
+#include "popalloc/detail/dense_view.hpp"
+#include "popalloc/detail/passes.hpp"
+#include "popalloc/result.hpp"
+
+namespace popalloc::detail {
+
+template <class Executor, class Problem>
+class problem_storage;
+
+/// Host executors read the caller's arrays in place; device executors copy them once per solve.
+template <class Executor, class Scalar>
+class problem_storage<Executor, dense_problem<Scalar>> {
+ public:
+  using view_type = dense_view<Scalar>;
+
+  problem_storage(Executor& exec, const dense_problem<Scalar>& p) {
+    view.n = p.jobs();
+    view.m = static_cast<std::int32_t>(p.resources());
+    std::vector<unsigned char> closed(static_cast<std::size_t>(p.resources()), 0);
+    bool any_closed = false;
+    for (Eigen::Index j = 0; j < p.resources(); ++j)
+      if (p.capacity[j] == 0) closed[static_cast<std::size_t>(j)] = 1, any_closed = true;
+    view.throughput = place(exec, p.throughput.data(), p.throughput.size(), throughput_);
+    view.demand = place(exec, p.demand.data(), p.demand.size(), demand_);
+    view.job_demand = place(exec, p.job_demand.data(), p.job_demand.size(), job_demand_);
+    view.weight = place(exec, p.weight.data(), p.weight.size(), weight_);
+    view.target = place(exec, p.target.data(), p.target.size(), target_);
+    if (any_closed) {
+      exec.upload(closed.data(), closed.size(), closed_);
+      view.closed = Executor::data(closed_);
+    }
+  }
+
+  view_type view;
+
+ private:
+  using scalars = typename Executor::template vector<Scalar>;
+  static const Scalar* place(Executor& exec, const Scalar* source, Eigen::Index count,
+                             scalars& copy) {
+    if (count == 0) return nullptr;
+    if constexpr (Executor::is_host) {
+      return source;
+    } else {
+      exec.upload(source, static_cast<std::size_t>(count), copy);
+      return Executor::data(copy);
+    }
+  }
+  scalars throughput_, demand_, job_demand_, weight_, target_;
+  typename Executor::template vector<unsigned char> closed_;
+};
+
+template <class Executor, class Scalar>
+class problem_storage<Executor, bundle_problem<Scalar>> {
+ public:
+  using view_type = bundle_view<Scalar>;
+
+  problem_storage(Executor& exec, const bundle_problem<Scalar>& p) {
+    view.n = p.jobs();
+    view.m = static_cast<std::int32_t>(p.resources());
+    std::vector<unsigned char> closed(static_cast<std::size_t>(p.options()), 0);
+    bool any_closed = false;
+    const auto& offsets = p.option_consumption_offset();
+    for (std::size_t o = 0; o + 1 < offsets.size(); ++o)
+      for (auto k = offsets[o]; k < offsets[o + 1]; ++k)
+        if (p.consumption_amount()[static_cast<std::size_t>(k)] > 0 &&
+            p.capacity()[p.consumption_resource()[static_cast<std::size_t>(k)]] == 0)
+          closed[o] = 1, any_closed = true;
+    view.job_option_offset = place(exec, p.job_option_offset(), job_option_offset_);
+    view.option_value = place(exec, p.option_value(), option_value_);
+    view.option_consumption_offset =
+        place(exec, p.option_consumption_offset(), option_consumption_offset_);
+    view.resource_of = place(exec, p.consumption_resource(), consumption_resource_);
+    view.amount_of = place(exec, p.consumption_amount(), consumption_amount_);
+    view.weight = place(exec, p.weight(), weight_);
+    view.target = place(exec, p.target(), target_);
+    if (any_closed) {
+      exec.upload(closed.data(), closed.size(), closed_);
+      view.option_closed = Executor::data(closed_);
+    }
+  }
+
+  view_type view;
+
+ private:
+  template <class T>
+  static const T* place(Executor& exec, const std::vector<T>& source,
+                        typename Executor::template vector<T>& copy) {
+    if (source.empty()) return nullptr;
+    if constexpr (Executor::is_host) {
+      return source.data();
+    } else {
+      exec.upload(source.data(), source.size(), copy);
+      return Executor::data(copy);
+    }
+  }
+  typename Executor::template vector<std::int64_t> job_option_offset_, option_consumption_offset_;
+  typename Executor::template vector<Scalar> option_value_, consumption_amount_, weight_, target_;
+  typename Executor::template vector<std::int32_t> consumption_resource_;
+  typename Executor::template vector<unsigned char> closed_;
+};
+
+/// Sums of one dual evaluation (host memory).
+struct evaluation {
+  Eigen::VectorXd usage;    ///< resource usage of the smoothed best responses
+  Eigen::MatrixXd hessian;  ///< generalized Hessian of the smoothed dual (if requested)
+  double excess_smooth = 0, excess_exact = 0, utility_exact = 0, utility_smooth = 0;
+  bool finite = true;
+};
+
+/// A feasible allocation's utility and usage after scaling over-used resources down.
+struct repaired_primal {
+  Eigen::VectorXd usage;
+  double utility = 0;
+  double utility_smooth = 0;  ///< under the smoothed utilities of the evaluation
+  bool finite = true;
+};
+
+/// Dual evaluations, primal repair and export over a backend. Keeps two per-job allocation
+/// states: `scratch` (the last evaluation) and `kept` (the best feasible allocation so far).
+template <class Executor, class Problem, class Utility>
+class engine {
+ public:
+  engine(const Problem& problem, const Utility& utility, Executor exec)
+      : exec_(std::move(exec)),
+        storage_(exec_, problem),
+        utility_(utility),
+        n_(problem.jobs()),
+        m_(static_cast<std::int32_t>(problem.resources())) {
+    const std::vector<std::int32_t> minus_one(static_cast<std::size_t>(n_), -1);
+    const std::vector<double> zero(static_cast<std::size_t>(n_), 0.0);
+    for (auto& s : state_) {
+      exec_.upload(minus_one.data(), minus_one.size(), s.left);
+      exec_.upload(minus_one.data(), minus_one.size(), s.right);
+      exec_.upload(zero.data(), zero.size(), s.theta);
+    }
+    kept_factors_ = Eigen::VectorXd::Ones(m_);
+    if (Utility::piecewise_linear) {
+      exec_.upload(zero.data(), zero.size(), mu_scale_);
+      smoothing_scale_pass<view_type, Utility> pass{storage_.view, utility_,
+                                                    Executor::data(mu_scale_)};
+      exec_.for_each(n_, pass);
+    }
+  }
+
+  std::int64_t jobs() const { return n_; }
+  std::int32_t resources() const { return m_; }
+  static constexpr bool smoothing = Utility::piecewise_linear;
+
+  /// Dual evaluation at `prices` with relative smoothing `level`; the allocation goes to scratch.
+  void evaluate(const Eigen::VectorXd& prices, double level, bool with_hessian, evaluation& out) {
+    exec_.upload(prices.data(), static_cast<std::size_t>(m_), prices_);
+    auto& s = state_[scratch_];
+    evaluate_pass<view_type, Utility> pass;
+    pass.view = storage_.view;
+    pass.utility = utility_;
+    pass.prices = Executor::data(prices_);
+    pass.mu_scale = (smoothing && level > 0) ? Executor::data(mu_scale_) : nullptr;
+    pass.level = level;
+    pass.m = m_;
+    pass.hessian = with_hessian;
+    pass.left = Executor::data(s.left);
+    pass.right = Executor::data(s.right);
+    pass.theta = Executor::data(s.theta);
+    sums_.resize(static_cast<std::size_t>(pass.width()));
+    exec_.reduce(n_, pass, sums_.data());
+    out.usage = Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_);
+    if (with_hessian) {
+      out.hessian = Eigen::Map<const Eigen::MatrixXd>(sums_.data() + m_, m_, m_);
+      out.hessian = 0.5 * (out.hessian + out.hessian.transpose()).eval();
+    } else {
+      out.hessian.resize(0, 0);
+    }
+    const double* sc = sums_.data() + pass.scalar_offset();
+    using p = evaluate_pass<view_type, Utility>;
+    out.excess_smooth = sc[p::excess_smooth];
+    out.excess_exact = sc[p::excess_exact];
+    out.utility_exact = sc[p::utility_exact];
+    out.utility_smooth = sc[p::utility_smooth];
+    out.finite = sc[p::non_finite] == 0.0;
+  }
+
+  /// Utility and usage of the scratch allocation scaled by `factors`; the smoothed utility uses
+  /// smoothing `level`.
+  repaired_primal repair(const Eigen::VectorXd& factors, double level) {
+    exec_.upload(factors.data(), static_cast<std::size_t>(m_), factors_);
+    const auto& s = state_[scratch_];
+    repair_pass<view_type, Utility> pass;
+    pass.view = storage_.view;
+    pass.utility = utility_;
+    pass.factors = Executor::data(factors_);
+    pass.left = Executor::data(s.left);
+    pass.right = Executor::data(s.right);
+    pass.theta = Executor::data(s.theta);
+    pass.mu_scale = (smoothing && level > 0) ? Executor::data(mu_scale_) : nullptr;
+    pass.level = level;
+    pass.m = m_;
+    sums_.resize(static_cast<std::size_t>(pass.width()));
+    exec_.reduce(n_, pass, sums_.data());
+    repaired_primal out;
+    out.usage = Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_);
+    out.utility = sums_[static_cast<std::size_t>(m_)];
+    out.utility_smooth = sums_[static_cast<std::size_t>(m_) + 1];
+    out.finite = sums_[static_cast<std::size_t>(m_) + 2] == 0.0;
+    return out;
+  }
+
+  /// Makes the scratch allocation the kept one (with its scale factors).
+  void keep_scratch(const Eigen::VectorXd& factors) {
+    scratch_ = 1 - scratch_;
+    kept_factors_ = factors;
+  }
+
+  /// Writes the kept allocation into `result` (allocation and throughput).
+  void export_kept(solve_result& result) {
+    exec_.upload(kept_factors_.data(), static_cast<std::size_t>(m_), factors_);
+    const auto& s = state_[1 - scratch_];
+    typename Executor::template vector<std::int32_t> options;
+    typename Executor::template vector<double> fractions, throughput;
+    const std::vector<std::int32_t> none(static_cast<std::size_t>(2 * n_), -1);
+    const std::vector<double> zero(static_cast<std::size_t>(2 * n_), 0.0);
+    exec_.upload(none.data(), none.size(), options);
+    exec_.upload(zero.data(), zero.size(), fractions);
+    exec_.upload(zero.data(), static_cast<std::size_t>(n_), throughput);
+    export_pass<view_type> pass{storage_.view,
+                                Executor::data(factors_),
+                                Executor::data(s.left),
+                                Executor::data(s.right),
+                                Executor::data(s.theta),
+                                Executor::data(options),
+                                Executor::data(fractions),
+                                Executor::data(throughput)};
+    exec_.for_each(n_, pass);
+    std::vector<std::int32_t> host_options(static_cast<std::size_t>(2 * n_));
+    std::vector<double> host_fractions(static_cast<std::size_t>(2 * n_));
+    result.throughput.resize(n_);
+    exec_.download(options, host_options.data());
+    exec_.download(fractions, host_fractions.data());
+    exec_.download(throughput, result.throughput.data());
+    result.allocation.resize(static_cast<std::size_t>(n_));
+    for (std::size_t i = 0; i < result.allocation.size(); ++i) {
+      for (int k = 0; k < 2; ++k) {
+        result.allocation[i].option[k] = host_options[2 * i + static_cast<std::size_t>(k)];
+        result.allocation[i].fraction[k] = host_fractions[2 * i + static_cast<std::size_t>(k)];
+      }
+    }
+  }
+
+  /// Marginal value of each resource at an equal-share allocation (or at zero throughput).
+  Eigen::VectorXd marginal_prices(const Eigen::VectorXd& capacity, bool at_zero) {
+    exec_.upload(capacity.data(), static_cast<std::size_t>(m_), factors_);
+    initial_price_pass<view_type, Utility> pass{storage_.view, utility_, Executor::data(factors_),
+                                                m_, at_zero};
+    sums_.resize(static_cast<std::size_t>(pass.width()));
+    exec_.reduce(n_, pass, sums_.data());
+    return Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_) / static_cast<double>(n_);
+  }
+
+ private:
+  using view_type = typename problem_storage<Executor, Problem>::view_type;
+  struct allocation_state {
+    typename Executor::template vector<std::int32_t> left, right;
+    typename Executor::template vector<double> theta;
+  };
+
+  Executor exec_;
+  problem_storage<Executor, Problem> storage_;
+  Utility utility_;
+  std::int64_t n_;
+  std::int32_t m_;
+  allocation_state state_[2];
+  int scratch_ = 0;
+  Eigen::VectorXd kept_factors_;
+  typename Executor::template vector<double> mu_scale_, prices_, factors_;
+  std::vector<double> sums_;
+};
+
+}  // namespace popalloc::detail

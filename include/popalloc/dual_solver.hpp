@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The price-discovery dual solver: trust-region Newton on the (smoothed) dual in price
+/// space, with an exact dual bound and a feasible primal allocation at every evaluation.
+///
+/// Method (docs/method.md has the derivation and the measurements):
+/// - The dual g(p) = sum_i h_i(p) + p.R has one variable per resource; each h_i is a job's best
+///   response (detail/best_response.hpp), so one evaluation is one pass over the jobs.
+/// - For piecewise-linear utilities g is polyhedral and Newton/quasi-Newton methods stall at its
+///   kinks. The solver minimises a smoothed dual g_mu instead, where each job's utility becomes
+///   f_i(t) - mu_i t^2 / 2 (strongly concave in t). Jobs that are indifferent between options
+///   then split their time continuously, so usage(p) is continuous, g_mu has a generalized
+///   Hessian (one rank-one term per job inside a hull segment), and at the minimiser of g_mu the
+///   smoothed allocation meets every capacity: this is what splits ties at the optimal prices.
+///   mu is reduced geometrically (continuation) once the model predicts less decrease than the
+///   current true duality gap, i.e. when smoothing, not the price error, limits the gap.
+/// - Each step minimises the quadratic model of g_mu in a box trust region intersected with
+///   p >= 0 (detail/box_qp.hpp), so resources with no curvature information still move.
+/// - Every evaluation also yields the exact dual value g(p) (a valid upper bound) and a feasible
+///   allocation (the smoothed best responses, scaled down on over-used resources): the
+///   reported gap is a certificate, not an estimate.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <Eigen/Core>
+
+#include "popalloc/backend/cpu.hpp"
+#include "popalloc/detail/box_qp.hpp"
+#include "popalloc/detail/engine.hpp"
+#include "popalloc/error.hpp"
+#include "popalloc/options.hpp"
+#include "popalloc/result.hpp"
+#include "popalloc/status.hpp"
+#include "popalloc/utility/concept.hpp"
+
+namespace popalloc {
+namespace detail {
+
+/// Maps a backend tag to its executor; backend/thrust.hpp adds the Thrust specialisation.
+template <class Backend>
+struct executor_for;
+template <>
+struct executor_for<backend::cpu> {
+  using type = host_executor;
+};
+
+class stopwatch {
+ public:
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+/// Tuning constants of the method (see docs/method.md for how they were chosen).
+struct method_constants {
+  static constexpr double cold_smoothing = 1e-1;    ///< first relative smoothing level
+  static constexpr double warm_smoothing = 1e-3;    ///< first level when warm-started
+  static constexpr double smoothing_floor = 1e-11;  ///< smallest level before "stalled"
+  static constexpr double smoothing_decrease = 0.1;
+  static constexpr double stage_ratio = 0.05;       ///< new stage when predicted < ratio * gap
+  static constexpr double capacity_margin = 1e-12;  ///< repaired usage <= (1 - margin) R
+  static constexpr double max_step = 0.5;           ///< per step, in units of the price scale
+  static constexpr int max_backtracks = 12;
+};
+
+template <class Engine>
+class price_discovery {
+ public:
+  price_discovery(Engine& engine, const Eigen::VectorXd& capacity, const solver_options& options,
+                  const progress_callback& callback, const stopwatch& clock)
+      : engine_(engine),
+        capacity_(capacity),
+        options_(options),
+        callback_(callback),
+        clock_(clock),
+        m_(capacity.size()) {}
+
+  void run(solve_result& result) {
+    using k = method_constants;
+    const bool warm = options_.warm_start_prices.size() != 0;
+    // Price scale per resource: the trust region is a box in these units.
+    Eigen::VectorXd equal_share = engine_.marginal_prices(capacity_, false);
+    Eigen::VectorXd at_zero = engine_.marginal_prices(capacity_, true);
+    scale_.resize(m_);
+    for (Eigen::Index j = 0; j < m_; ++j) {
+      const double a = std::isfinite(equal_share[j]) ? equal_share[j] : 0.0;
+      const double b = std::isfinite(at_zero[j]) ? at_zero[j] : 0.0;
+      scale_[j] = std::max(a, 0.1 * b);
+      if (!std::isfinite(equal_share[j])) equal_share[j] = 0.0;
+    }
+    const double largest = scale_.maxCoeff();
+    for (Eigen::Index j = 0; j < m_; ++j)
+      if (!(scale_[j] > 0.0)) scale_[j] = largest > 0.0 ? 1e-3 * largest : 1.0;
+    Eigen::VectorXd prices = warm ? options_.warm_start_prices : equal_share;
+    if (warm) scale_ = scale_.cwiseMax(prices);
+    level_ = Engine::smoothing ? (warm ? k::warm_smoothing : k::cold_smoothing) : 0.0;
+    double damping = warm ? 1e-2 : 1.0;  // Levenberg-Marquardt parameter (relative)
+    result.timings.setup_seconds = clock_.seconds();
+
+    evaluation current;
+    double current_gap = 0.0;  // smoothed duality gap at `prices`
+    if (!evaluate(prices, current, current_gap)) {
+      finish(result, solve_status::numerical_error);
+      return;
+    }
+    solve_status status = solve_status::not_solved;
+    for (;;) {
+      if (converged()) {
+        status = solve_status::converged;
+        break;
+      }
+      if ((status = limit_status()) != solve_status::not_solved) break;
+      if (Engine::smoothing && level_ > k::smoothing_floor &&
+          current_gap <= k::stage_ratio * gap()) {
+        next_stage(prices, current, current_gap, damping);
+        continue;
+      }
+
+      // Damped Newton step on the smoothed dual in units of the price scale, inside a box
+      // (at most max_step of the scale per resource, and p + step >= 0).
+      const Eigen::VectorXd gradient = (capacity_ - current.usage).cwiseProduct(scale_);
+      Eigen::MatrixXd hessian = scale_.asDiagonal() * current.hessian * scale_.asDiagonal();
+      if (Engine::smoothing && correction_.size() != 0) hessian += correction_;
+      const double mean_diagonal = hessian.diagonal().mean();
+      const double floor =
+          mean_diagonal > 0.0 ? 1e-3 * mean_diagonal : gradient.cwiseAbs().maxCoeff() / k::max_step;
+      hessian.diagonal() += damping * (hessian.diagonal().array() + floor).matrix();
+      Eigen::VectorXd lo(m_), hi(m_);
+      for (Eigen::Index j = 0; j < m_; ++j) {
+        lo[j] = std::max(-prices[j] / scale_[j], -k::max_step);
+        hi[j] = k::max_step;
+      }
+      const Eigen::VectorXd direction = solve_box_qp(gradient, hessian, lo, hi);
+      const double slope = gradient.dot(direction);  // directional derivative, < 0
+      const double value = current.excess_smooth + prices.dot(capacity_);
+      const double negligible = 1e-15 * (std::abs(value) + 1.0);
+      if (!(slope < -negligible)) {
+        if (Engine::smoothing && level_ > k::smoothing_floor) {
+          next_stage(prices, current, current_gap, damping);
+          continue;
+        }
+        status = solve_status::stalled;
+        break;
+      }
+      // Backtracking along the step with quadratic interpolation (Armijo condition).
+      double t = 1.0;
+      bool accepted = false;
+      for (int attempt = 0; attempt < k::max_backtracks; ++attempt) {
+        Eigen::VectorXd trial = prices + t * direction.cwiseProduct(scale_);
+        for (Eigen::Index j = 0; j < m_; ++j)
+          if (trial[j] < 0.0 ||
+              (t == 1.0 && direction[j] == lo[j] && lo[j] * scale_[j] == -prices[j]))
+            trial[j] = 0.0;  // land exactly on p_j = 0
+        evaluation candidate;
+        double candidate_gap = 0.0;
+        const bool finite = evaluate(trial, candidate, candidate_gap);
+        const double trial_value = candidate.excess_smooth + trial.dot(capacity_);
+#ifdef POPALLOC_DEBUG_TRACE
+        std::fprintf(stderr,
+                     "  t %.3e slope %.3e decrease %.3e damping %.2e sgap %.3e gap %.3e lvl %.1e\n",
+                     t, slope, value - trial_value, damping, current_gap, gap(), level_);
+#endif
+        if (finite && trial_value <= value + 1e-4 * t * slope) {
+          update_correction(prices, current, trial, candidate);
+          prices = std::move(trial);
+          current = std::move(candidate);
+          current_gap = candidate_gap;
+          accepted = true;
+          break;
+        }
+        if (limit_status() != solve_status::not_solved) break;
+        const double curvature = finite ? trial_value - value - t * slope : 0.0;
+        const double t_model = curvature > 0.0 ? -slope * t * t / (2.0 * curvature) : 0.1 * t;
+        t = std::clamp(t_model, 0.1 * t, 0.5 * t);
+      }
+      damping =
+          t == 1.0 && accepted ? std::max(damping * 0.25, 1e-9) : std::min(damping * 2.0 / t, 1e9);
+      if (!accepted && limit_status() == solve_status::not_solved) {
+        if (Engine::smoothing && level_ > k::smoothing_floor) {
+          next_stage(prices, current, current_gap, damping);
+          continue;
+        }
+        status = solve_status::stalled;
+        break;
+      }
+    }
+    finish(result, status);
+  }
+
+ private:
+  /// Structured secant update: the generalized Hessian misses the curvature of jobs that switch
+  /// between hull vertices or utility kinks (it is exact only inside pieces). A damped BFGS
+  /// update of a PSD correction matrix makes generalized Hessian + correction satisfy the
+  /// secant equation along the last step (scaled coordinates).
+  void update_correction(const Eigen::VectorXd& p0, const evaluation& e0, const Eigen::VectorXd& p1,
+                         const evaluation& e1) {
+    const Eigen::VectorXd s = (p1 - p0).cwiseQuotient(scale_);
+    const Eigen::VectorXd y = (e0.usage - e1.usage).cwiseProduct(scale_);
+    const Eigen::MatrixXd h1 = scale_.asDiagonal() * e1.hessian * scale_.asDiagonal();
+    const Eigen::VectorXd missing = y - h1 * s;
+    const double ss = s.squaredNorm();
+    if (!(ss > 0.0) || !missing.allFinite()) return;
+    if (correction_.size() == 0) {
+      const double sy = s.dot(missing);
+      if (!(sy > 0.0)) return;
+      correction_ = Eigen::MatrixXd::Identity(m_, m_) * (sy / ss);
+      return;
+    }
+    const Eigen::VectorXd as = correction_ * s;
+    const double sas = s.dot(as);
+    if (!(sas > 0.0)) return;
+    double sy = s.dot(missing);
+    Eigen::VectorXd r = missing;
+    if (sy < 0.2 * sas) {  // Powell damping keeps the correction positive definite
+      const double theta = 0.8 * sas / (sas - sy);
+      r = theta * missing + (1.0 - theta) * as;
+      sy = s.dot(r);
+    }
+    if (!(sy > 0.0)) return;
+    correction_ += r * r.transpose() / sy - as * as.transpose() / sas;
+  }
+
+  /// Next continuation stage: less smoothing, re-evaluated at the same prices.
+  void next_stage(const Eigen::VectorXd& prices, evaluation& current, double& current_gap,
+                  double& damping) {
+    level_ = std::max(level_ * method_constants::smoothing_decrease,
+                      0.5 * method_constants::smoothing_floor);
+    ++stages_;
+    damping = std::max(damping, 1e-3);
+    if (!evaluate(prices, current, current_gap)) interrupted_by_nan_ = true;
+  }
+
+  /// One pass over the jobs at `prices`; updates the certificate and sets `smooth_gap` to the
+  /// duality gap of the smoothed problem at `prices`. False if not finite.
+  bool evaluate(const Eigen::VectorXd& prices, evaluation& out, double& smooth_gap) {
+    const stopwatch timer;
+    engine_.evaluate(prices, level_, true, out);
+    ++iterations_;
+    if (out.finite) smooth_gap = certify(prices, out);
+    evaluate_seconds_ += timer.seconds();
+    report(prices);
+    return out.finite && std::isfinite(smooth_gap);
+  }
+
+  /// Updates the best dual bound and the best feasible allocation; returns the smoothed gap.
+  double certify(const Eigen::VectorXd& prices, const evaluation& e) {
+    const double dual = e.excess_exact + prices.dot(capacity_);
+    if (dual < best_dual_) {
+      best_dual_ = dual;
+      best_prices_ = prices;
+    }
+    Eigen::VectorXd factors = Eigen::VectorXd::Ones(m_);
+    bool scaled = false;
+    for (Eigen::Index j = 0; j < m_; ++j) {
+      if (e.usage[j] > capacity_[j]) {
+        factors[j] = capacity_[j] * (1.0 - method_constants::capacity_margin) / e.usage[j];
+        scaled = true;
+      }
+    }
+    repaired_primal primal;
+    if (scaled) {
+      primal = engine_.repair(factors, level_);
+      if (!primal.finite) return std::numeric_limits<double>::infinity();
+    } else {
+      primal.usage = e.usage;
+      primal.utility = e.utility_exact;
+      primal.utility_smooth = e.utility_smooth;
+    }
+    if (primal.utility > best_primal_) {
+      best_primal_ = primal.utility;
+      best_usage_ = primal.usage;
+      engine_.keep_scratch(factors);
+    }
+    return e.excess_smooth + prices.dot(capacity_) - primal.utility_smooth;
+  }
+
+  double gap() const { return best_dual_ - best_primal_; }
+
+  double relative_gap() const {
+    const double denominator = std::max(std::abs(best_dual_), std::abs(best_primal_));
+    const double g = gap();
+    if (!(g > 0.0)) return 0.0;
+    return denominator > 0.0 ? g / denominator : std::numeric_limits<double>::infinity();
+  }
+
+  bool converged() const {
+    if (!std::isfinite(best_primal_) || !std::isfinite(best_dual_)) return false;
+    return gap() <= options_.absolute_gap || relative_gap() <= options_.relative_gap;
+  }
+
+  solve_status limit_status() const {
+    if (interrupted_by_nan_) return solve_status::numerical_error;
+    if (interrupted_) return solve_status::interrupted;
+    if (iterations_ >= options_.max_iterations) return solve_status::iteration_limit;
+    if (clock_.seconds() >= options_.time_limit_seconds) return solve_status::time_limit;
+    return solve_status::not_solved;
+  }
+
+  void report(const Eigen::VectorXd& prices) {
+    if (!callback_ || iterations_ % options_.callback_every != 0) return;
+    progress info;
+    info.iteration = iterations_;
+    info.elapsed_seconds = clock_.seconds();
+    info.primal_objective = best_primal_;
+    info.dual_bound = best_dual_;
+    info.relative_gap = relative_gap();
+    info.smoothing = level_;
+    info.prices = prices.data();
+    info.n_resources = m_;
+    if (callback_(info) == callback_action::stop) interrupted_ = true;
+  }
+
+  void finish(solve_result& result, solve_status status) {
+    result.status = status;
+    result.iterations = iterations_;
+    result.smoothing_stages = stages_;
+    result.dual_bound = best_dual_;
+    result.primal_objective = best_primal_;
+    result.duality_gap = gap();
+    result.relative_gap = relative_gap();
+    result.prices = best_prices_.size() == m_ ? best_prices_ : Eigen::VectorXd::Zero(m_);
+    result.usage = best_usage_.size() == m_ ? best_usage_ : Eigen::VectorXd::Zero(m_);
+    result.max_capacity_violation = (result.usage - capacity_).cwiseMax(0.0).maxCoeff();
+    engine_.export_kept(result);
+    result.timings.evaluate_seconds = evaluate_seconds_;
+    result.timings.solve_seconds = clock_.seconds() - result.timings.setup_seconds;
+  }
+
+  Engine& engine_;
+  const Eigen::VectorXd& capacity_;
+  const solver_options& options_;
+  const progress_callback& callback_;
+  const stopwatch& clock_;
+  Eigen::Index m_;
+  Eigen::VectorXd scale_, best_prices_, best_usage_;
+  Eigen::MatrixXd correction_;  ///< secant correction to the generalized Hessian (scaled)
+  double level_ = 0.0;
+  double best_dual_ = std::numeric_limits<double>::infinity();
+  double best_primal_ = -std::numeric_limits<double>::infinity();
+  double evaluate_seconds_ = 0.0;
+  int iterations_ = 0;
+  int stages_ = 0;
+  bool interrupted_ = false;
+  bool interrupted_by_nan_ = false;
+};
+
+template <class Scalar>
+const Eigen::VectorXd& capacity_of(const dense_problem<Scalar>& problem) {
+  return problem.capacity;
+}
+template <class Scalar>
+const Eigen::VectorXd& capacity_of(const bundle_problem<Scalar>& problem) {
+  return problem.capacity();
+}
+
+}  // namespace detail
+
+/// \brief Solves `problem` (dense_problem or bundle_problem) for `utility` with the
+/// price-discovery dual method on `Backend` (backend::cpu, or backend::thrust from
+/// popalloc/backend/thrust.hpp).
+/// \throws invalid_problem, invalid_options before any work; backend_error if the backend fails.
+/// Numerical outcomes (limits, stalls, NaN) are reported in solve_result::status.
+template <class Backend = backend::cpu, class Problem, class Utility>
+solve_result solve(const Problem& problem, const Utility& utility,
+                   const solver_options& options = {}, const progress_callback& callback = {}) {
+  static_assert(detail::check_utility<Utility>());
+  const detail::stopwatch clock;
+  options.validate();
+  problem.validate(utility);
+  const Eigen::VectorXd& capacity = detail::capacity_of(problem);
+  if (options.warm_start_prices.size() != 0 && options.warm_start_prices.size() != capacity.size())
+    throw invalid_options(
+        "warm_start_prices has " + std::to_string(options.warm_start_prices.size()) +
+        " entries, the problem has " + std::to_string(capacity.size()) + " resources");
+  using executor = typename detail::executor_for<Backend>::type;
+  solve_result result;
+  try {
+    detail::engine<executor, Problem, Utility> engine(problem, utility, executor(options.threads));
+    detail::price_discovery<decltype(engine)> method(engine, capacity, options, callback, clock);
+    method.run(result);
+  } catch (const error&) {
+    throw;
+  } catch (const std::bad_alloc& e) {
+    throw backend_error(std::string("out of memory: ") + e.what());
+  } catch (const std::runtime_error& e) {
+    throw backend_error(e.what());
+  }
+  return result;
+}
+
+}  // namespace popalloc

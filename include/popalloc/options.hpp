@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Solver options and their validation.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <Eigen/Core>
+
+#include "popalloc/error.hpp"
+
+namespace popalloc {
+
+/// \brief Options of the price-discovery dual solver. Field names are stable (usable as keys).
+struct solver_options {
+  /// Stop when (dual bound - primal objective) <= relative_gap * max(|dual|, |primal|).
+  double relative_gap = 1e-4;
+  /// Also stop when (dual bound - primal objective) <= absolute_gap (0 disables).
+  double absolute_gap = 0.0;
+  /// Maximum number of dual evaluations (passes over all jobs).
+  int max_iterations = 500;
+  /// Wall-clock limit for the solve, in seconds.
+  double time_limit_seconds = std::numeric_limits<double>::infinity();
+  /// OpenMP threads for the CPU backend; 0 uses the OpenMP default.
+  int threads = 0;
+  /// Prices to start from (one per resource, >= 0), e.g. the prices of the previous round.
+  /// Empty: the solver picks marginal values at an equal-share allocation.
+  Eigen::VectorXd warm_start_prices;
+  /// Call the progress callback every this many dual evaluations.
+  int callback_every = 1;
+
+  /// \brief Throws invalid_options when a field is out of range.
+  void validate() const {
+    if (!(relative_gap >= 0.0) || !std::isfinite(relative_gap))
+      throw invalid_options("relative_gap must be a finite number >= 0");
+    if (!(absolute_gap >= 0.0) || !std::isfinite(absolute_gap))
+      throw invalid_options("absolute_gap must be a finite number >= 0");
+    if (relative_gap == 0.0 && absolute_gap == 0.0)
+      throw invalid_options("relative_gap and absolute_gap cannot both be 0");
+    if (max_iterations < 1) throw invalid_options("max_iterations must be >= 1");
+    if (!(time_limit_seconds > 0.0))
+      throw invalid_options("time_limit_seconds must be > 0 (use infinity for no limit)");
+    if (threads < 0) throw invalid_options("threads must be >= 0 (0 = OpenMP default)");
+    if (callback_every < 1) throw invalid_options("callback_every must be >= 1");
+    for (Eigen::Index j = 0; j < warm_start_prices.size(); ++j) {
+      const double p = warm_start_prices[j];
+      if (!std::isfinite(p) || p < 0.0)
+        throw invalid_options("warm_start_prices[" + std::to_string(j) +
+                              "] must be finite and >= 0");
+    }
+  }
+};
+
+}  // namespace popalloc

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief What a solve returns: status, certificate, prices and the allocation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include "popalloc/status.hpp"
+
+namespace popalloc {
+
+/// \brief One job's allocation: at most two options carry time (the price-discovery structure).
+/// `option[k] == -1` means unused. For dense problems an option is a resource index.
+struct job_allocation {
+  std::int32_t option[2] = {-1, -1};
+  double fraction[2] = {0.0, 0.0};
+};
+
+/// \brief Wall-clock timings of a solve, in seconds.
+struct solve_timings {
+  double setup_seconds = 0.0;     ///< validation, data layout, initial prices
+  double solve_seconds = 0.0;     ///< price iterations and primal recovery
+  double evaluate_seconds = 0.0;  ///< part of solve_seconds spent in dual evaluations
+};
+
+/// \brief Result of a solve. Objective values are sums of f_i(t_i) (maximization).
+struct solve_result {
+  solve_status status = solve_status::not_solved;
+  int iterations = 0;        ///< dual evaluations (passes over all jobs)
+  int smoothing_stages = 0;  ///< continuation stages used (0 for strictly concave utilities)
+  /// Utility of the returned allocation, which is always feasible.
+  double primal_objective = std::numeric_limits<double>::quiet_NaN();
+  /// Lowest dual value g(p) seen: an upper bound on the optimum.
+  double dual_bound = std::numeric_limits<double>::quiet_NaN();
+  double duality_gap = std::numeric_limits<double>::quiet_NaN();   ///< dual_bound - primal
+  double relative_gap = std::numeric_limits<double>::quiet_NaN();  ///< gap / max(|dual|,|primal|)
+  /// max_j max(0, usage_j - capacity_j) of the returned allocation (0 up to rounding).
+  double max_capacity_violation = std::numeric_limits<double>::quiet_NaN();
+  Eigen::VectorXd prices;                  ///< price per resource at which dual_bound was attained
+  Eigen::VectorXd usage;                   ///< resource usage of the returned allocation
+  Eigen::VectorXd throughput;              ///< t_i of each job under the returned allocation
+  std::vector<job_allocation> allocation;  ///< one entry per job
+  solve_timings timings;
+};
+
+/// \brief Snapshot passed to the progress callback after a dual evaluation.
+struct progress {
+  int iteration = 0;
+  double elapsed_seconds = 0.0;
+  double primal_objective = 0.0;  ///< best feasible objective so far (-inf if none yet)
+  double dual_bound = 0.0;        ///< best dual bound so far
+  double relative_gap = 0.0;
+  double smoothing = 0.0;          ///< current relative smoothing parameter (0 = exact dual)
+  const double* prices = nullptr;  ///< current prices (host memory, n_resources entries)
+  Eigen::Index n_resources = 0;
+};
+
+/// \brief What the callback tells the solver.
+enum class callback_action : std::uint8_t { proceed = 0, stop = 1 };
+
+/// \brief Progress callback; returning callback_action::stop ends the solve with
+/// solve_status::interrupted (the result still holds the best feasible allocation).
+using progress_callback = std::function<callback_action(const progress&)>;
+
+/// \brief The allocation of a dense problem as a sparse n x m matrix (row i = job i).
+inline Eigen::SparseMatrix<double, Eigen::RowMajor> allocation_matrix(const solve_result& result,
+                                                                      Eigen::Index n_options) {
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(result.allocation.size() * 2);
+  for (std::size_t i = 0; i < result.allocation.size(); ++i) {
+    for (int k = 0; k < 2; ++k) {
+      const auto& a = result.allocation[i];
+      if (a.option[k] >= 0 && a.fraction[k] > 0.0)
+        entries.emplace_back(static_cast<Eigen::Index>(i), a.option[k], a.fraction[k]);
+    }
+  }
+  Eigen::SparseMatrix<double, Eigen::RowMajor> x(
+      static_cast<Eigen::Index>(result.allocation.size()), n_options);
+  x.setFromTriplets(entries.begin(), entries.end());
+  return x;
+}
+
+}  // namespace popalloc

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Termination status of a solve.
+#pragma once
+
+#include <cstdint>
+
+namespace popalloc {
+
+/// \brief Why a solve stopped. Append-only with explicit values: never reorder.
+enum class solve_status : std::uint8_t {
+  not_solved = 0,       ///< solve() was not run
+  converged = 1,        ///< relative (or absolute) duality gap within tolerance
+  iteration_limit = 2,  ///< max_iterations dual evaluations used up
+  time_limit = 3,       ///< time_limit_seconds reached
+  interrupted = 4,      ///< the progress callback asked to stop
+  stalled = 5,          ///< no further progress possible at the working precision
+  numerical_error = 6,  ///< a dual evaluation produced NaN or infinity
+};
+
+/// \brief Stable lower-case name of a status, e.g. "converged".
+inline const char* to_string(solve_status status) noexcept {
+  switch (status) {
+    case solve_status::not_solved:
+      return "not_solved";
+    case solve_status::converged:
+      return "converged";
+    case solve_status::iteration_limit:
+      return "iteration_limit";
+    case solve_status::time_limit:
+      return "time_limit";
+    case solve_status::interrupted:
+      return "interrupted";
+    case solve_status::stalled:
+      return "stalled";
+    case solve_status::numerical_error:
+      return "numerical_error";
+  }
+  return "unknown";
+}
+
+}  // namespace popalloc

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Compile-time check of the operations a utility must provide.
+///
+/// A utility is a copyable struct (usable in device code, so no virtual functions) with
+/// \code
+///   static constexpr bool piecewise_linear;             // true: the solver smooths it
+///   static constexpr bool uses_target;                  // validation: targets required
+///   static constexpr bool requires_positive_weight;     // validation: weight > 0
+///   static constexpr bool requires_positive_throughput; // validation: some a_io > 0 per job
+///   double value(double t, const job_parameters&) const;      // f(t), may be -inf
+///   double marginal(double t, const job_parameters&) const;   // right derivative f'(t+)
+///   double curvature(double t, const job_parameters&) const;  // -f''(t) >= 0, +inf at a kink
+///   double maximize(double slope, double mu, double lo, double hi,
+///                   const job_parameters&) const;  // argmax_{lo<=t<=hi} f(t)-mu t^2/2-slope t
+/// \endcode
+/// f must be concave and nondecreasing. Mark the member functions POPALLOC_HD to use the utility
+/// with the Thrust CUDA backend.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "popalloc/utility/job_parameters.hpp"
+
+namespace popalloc::detail {
+
+template <class U, class = void>
+struct has_value : std::false_type {};
+template <class U>
+struct has_value<U, std::void_t<decltype(double{std::declval<const U&>().value(
+                        0.0, std::declval<const job_parameters&>())})>> : std::true_type {};
+
+template <class U, class = void>
+struct has_marginal : std::false_type {};
+template <class U>
+struct has_marginal<U, std::void_t<decltype(double{std::declval<const U&>().marginal(
+                           0.0, std::declval<const job_parameters&>())})>> : std::true_type {};
+
+template <class U, class = void>
+struct has_curvature : std::false_type {};
+template <class U>
+struct has_curvature<U, std::void_t<decltype(double{std::declval<const U&>().curvature(
+                            0.0, std::declval<const job_parameters&>())})>> : std::true_type {};
+
+template <class U, class = void>
+struct has_maximize : std::false_type {};
+template <class U>
+struct has_maximize<U, std::void_t<decltype(double{std::declval<const U&>().maximize(
+                           0.0, 0.0, 0.0, 0.0, std::declval<const job_parameters&>())})>>
+    : std::true_type {};
+
+template <class U, class = void>
+struct has_flags : std::false_type {};
+template <class U>
+struct has_flags<U, std::void_t<decltype(bool{U::piecewise_linear}), decltype(bool{U::uses_target}),
+                                decltype(bool{U::requires_positive_weight}),
+                                decltype(bool{U::requires_positive_throughput})>> : std::true_type {
+};
+
+/// Instantiated by every solver entry point: a readable error instead of a template backtrace.
+template <class U>
+constexpr bool check_utility() {
+  static_assert(std::is_copy_constructible_v<U>, "popalloc: a utility must be copyable");
+  static_assert(has_value<U>::value,
+                "popalloc: utility lacks `double value(double t, const job_parameters&) const`");
+  static_assert(has_marginal<U>::value,
+                "popalloc: utility lacks `double marginal(double t, const job_parameters&) const`");
+  static_assert(
+      has_curvature<U>::value,
+      "popalloc: utility lacks `double curvature(double t, const job_parameters&) const`");
+  static_assert(has_maximize<U>::value,
+                "popalloc: utility lacks `double maximize(double slope, double mu, double lo, "
+                "double hi, const job_parameters&) const`");
+  static_assert(has_flags<U>::value,
+                "popalloc: utility lacks the static constexpr bool flags piecewise_linear, "
+                "uses_target, requires_positive_weight, requires_positive_throughput");
+  return true;
+}
+
+}  // namespace popalloc::detail

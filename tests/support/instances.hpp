@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Random test instances and allocation checks shared by the test files.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include <popalloc/popalloc.hpp>
+
+namespace popalloc_test {
+
+/// Portable uniform double in [lo, hi) from 53 random bits (std::uniform_real_distribution is
+/// implementation-defined, which would make instances differ between standard libraries).
+inline double uniform(std::mt19937_64& rng, double lo, double hi) {
+  return lo + (hi - lo) * static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+/// n jobs x m resources; resource j is (j+1) times faster on average; capacities make the
+/// problem contended; weights in {1, 2}; targets below the best throughput.
+inline popalloc::dense_problem<double> random_problem(int n, int m, std::uint64_t seed,
+                                                      double capacity_factor = 0.5) {
+  std::mt19937_64 rng(seed);
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(n, m);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < m; ++j) p.throughput(i, j) = uniform(rng, 0.1, 1.0) * (j + 1);
+  p.capacity.resize(m);
+  for (int j = 0; j < m; ++j) p.capacity[j] = uniform(rng, 0.1, 1.0) * n / m * capacity_factor;
+  p.weight.resize(n);
+  p.target.resize(n);
+  for (int i = 0; i < n; ++i) {
+    p.weight[i] = (rng() % 2 == 0) ? 1.0 : 2.0;
+    p.target[i] = 0.5 * uniform(rng, 0.1, 1.0) * m;
+  }
+  return p;
+}
+
+/// Largest violation of x >= 0, per-job sum <= 1 and per-resource usage <= capacity (absolute).
+inline double allocation_violation(const popalloc::dense_problem<double>& p,
+                                   const popalloc::solve_result& r) {
+  double worst = 0.0;
+  Eigen::VectorXd usage = Eigen::VectorXd::Zero(p.resources());
+  for (Eigen::Index i = 0; i < p.jobs(); ++i) {
+    const auto& a = r.allocation[static_cast<std::size_t>(i)];
+    double total = 0.0;
+    for (int k = 0; k < 2; ++k) {
+      if (a.option[k] < 0) continue;
+      worst = std::max(worst, -a.fraction[k]);
+      total += a.fraction[k];
+      const double d = p.demand.size() ? p.demand(i, a.option[k])
+                                       : (p.job_demand.size() ? p.job_demand[i] : 1.0);
+      usage[a.option[k]] += d * a.fraction[k];
+    }
+    worst = std::max(worst, total - 1.0);
+  }
+  return std::max(worst, (usage - p.capacity).maxCoeff());
+}
+
+/// sum_i f_i(t_i) of the returned allocation, recomputed from scratch.
+template <class Utility>
+double recomputed_objective(const popalloc::dense_problem<double>& p, const Utility& u,
+                            const popalloc::solve_result& r) {
+  double total = 0.0;
+  for (Eigen::Index i = 0; i < p.jobs(); ++i) {
+    const auto& a = r.allocation[static_cast<std::size_t>(i)];
+    double t = 0.0;
+    for (int k = 0; k < 2; ++k)
+      if (a.option[k] >= 0) t += a.fraction[k] * p.throughput(i, a.option[k]);
+    popalloc::job_parameters job;
+    job.weight = p.weight.size() ? p.weight[i] : 1.0;
+    job.target = p.target.size() ? p.target[i] : 0.0;
+    total += u.value(t, job);
+  }
+  return total;
+}
+
+}  // namespace popalloc_test

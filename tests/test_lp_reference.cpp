@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Against an exact LP (COIN-OR CLP): strong duality of the oracle, validity of the
+/// certificate, and the optimum for LP-type utilities.
+#include <doctest/doctest.h>
+
+#include <popalloc/popalloc.hpp>
+
+#include "support/instances.hpp"
+
+#if POPALLOC_TEST_HAVE_CLP
+#include "support/lp_reference.hpp"
+
+namespace {
+
+popalloc_test::lp_solution exact(const popalloc::dense_problem<double>& p,
+                                 popalloc_test::lp_utility kind) {
+  const Eigen::VectorXd weight = p.weight, target = p.target;
+  auto lp = popalloc_test::make_dense_lp(p.throughput, p.capacity, weight, &target, kind);
+  auto s = popalloc_test::solve_lp(lp);
+  REQUIRE(s.optimal);
+  return s;
+}
+
+/// The exact dual value g(p) = sum_i h_i(p) + p.R from one evaluation pass.
+template <class Utility>
+double dual_value(const popalloc::dense_problem<double>& p, const Utility& u,
+                  const Eigen::VectorXd& prices) {
+  popalloc::detail::engine<popalloc::detail::host_executor, popalloc::dense_problem<double>,
+                           Utility>
+      e(p, u, popalloc::detail::host_executor(1));
+  popalloc::detail::evaluation out;
+  e.evaluate(prices, 0.0, false, out);
+  return out.excess_exact + prices.dot(p.capacity);
+}
+
+}  // namespace
+
+TEST_CASE("[popalloc] the dual oracle is exact: g(p_LP) = OPT and g(p) >= OPT") {
+  for (int seed = 0; seed < 6; ++seed) {
+    CAPTURE(seed);
+    const auto p = popalloc_test::random_problem(60 + 40 * seed, 1 + seed % 5, 100 + seed);
+    auto check = [&](const auto& u, popalloc_test::lp_utility kind) {
+      const auto lp = exact(p, kind);
+      const Eigen::VectorXd prices =
+          Eigen::Map<const Eigen::VectorXd>(lp.prices.data(), p.resources());
+      const double scale = std::max(1.0, std::abs(lp.objective));
+      CHECK(dual_value(p, u, prices) ==
+            doctest::Approx(lp.objective).epsilon(1e-9 / scale * scale));
+      std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+      for (int k = 0; k < 50; ++k) {  // weak duality at random prices
+        Eigen::VectorXd q(p.resources());
+        for (Eigen::Index j = 0; j < q.size(); ++j) q[j] = popalloc_test::uniform(rng, 0.0, 4.0);
+        CHECK(dual_value(p, u, q) >= lp.objective - 1e-9 * scale);
+      }
+    };
+    check(popalloc::utility::linear{}, popalloc_test::lp_utility::linear);
+    check(popalloc::utility::target_priority{}, popalloc_test::lp_utility::target_priority);
+  }
+}
+
+TEST_CASE("[popalloc] the certificate brackets the exact LP optimum") {
+  for (int seed = 0; seed < 8; ++seed) {
+    CAPTURE(seed);
+    const int n = seed < 4 ? 20 : 400;
+    const auto p = popalloc_test::random_problem(n, 1 + seed % 4 * 2, 200 + seed);
+    popalloc::solver_options o;
+    o.relative_gap = 1e-8;
+    o.max_iterations = 150;
+    auto check = [&](const auto& u, popalloc_test::lp_utility kind) {
+      const auto lp = exact(p, kind);
+      const auto r = popalloc::solve(p, u, o);
+      const double tol = 1e-9 * std::max(1.0, std::abs(lp.objective));
+      CHECK(r.primal_objective <= lp.objective + tol);  // a feasible allocation
+      CHECK(r.dual_bound >= lp.objective - tol);        // a valid upper bound
+      CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+    };
+    check(popalloc::utility::linear{}, popalloc_test::lp_utility::linear);
+    check(popalloc::utility::target_priority{}, popalloc_test::lp_utility::target_priority);
+  }
+}
+
+TEST_CASE("[popalloc] linear utility reaches the LP optimum to 1e-6") {
+  for (int seed = 0; seed < 4; ++seed) {
+    CAPTURE(seed);
+    const auto p = popalloc_test::random_problem(2000, 2 + 2 * seed, 300 + seed);
+    const auto lp = exact(p, popalloc_test::lp_utility::linear);
+    popalloc::solver_options o;
+    o.relative_gap = 1e-7;
+    const auto r = popalloc::solve(p, popalloc::utility::linear{}, o);
+    CHECK(r.status == popalloc::solve_status::converged);
+    CHECK(r.primal_objective == doctest::Approx(lp.objective).epsilon(1e-6));
+    CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+  }
+}
+
+TEST_CASE("[popalloc] target priority gets within 1e-3 of the LP optimum") {
+  for (int seed = 0; seed < 3; ++seed) {
+    CAPTURE(seed);
+    const auto p = popalloc_test::random_problem(2000, 4, 400 + seed);
+    const auto lp = exact(p, popalloc_test::lp_utility::target_priority);
+    popalloc::solver_options o;
+    o.relative_gap = 1e-3;
+    const auto r = popalloc::solve(p, popalloc::utility::target_priority{}, o);
+    CHECK(r.primal_objective == doctest::Approx(lp.objective).epsilon(2e-3));
+    CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+  }
+}
+#endif

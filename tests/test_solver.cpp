@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Solver behaviour: hand-solved cases, certificates, statuses, threads, warm start.
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include <popalloc/popalloc.hpp>
+
+#include "support/instances.hpp"
+
+using popalloc::solve_status;
+
+TEST_CASE("[popalloc] log utility, one resource shared by two jobs (hand-solved)") {
+  // max log(x1) + log(2 x2), x1 + x2 <= 1  =>  x = (1/2, 1/2), U = -log 2, price 2.
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(2, 1);
+  p.throughput << 1.0, 2.0;
+  p.capacity = Eigen::VectorXd::Ones(1);
+  popalloc::solver_options o;
+  o.relative_gap = 1e-9;
+  const auto r = popalloc::solve(p, popalloc::utility::log{}, o);
+  CHECK(r.status == solve_status::converged);
+  CHECK(r.primal_objective == doctest::Approx(-std::log(2.0)).epsilon(1e-8));
+  CHECK(r.dual_bound >= -std::log(2.0) - 1e-12);
+  CHECK(r.prices[0] == doctest::Approx(2.0).epsilon(1e-4));
+  CHECK(r.throughput[0] == doctest::Approx(0.5).epsilon(1e-4));
+  CHECK(r.throughput[1] == doctest::Approx(1.0).epsilon(1e-4));
+  CHECK(popalloc_test::allocation_violation(p, r) <= 1e-12);
+}
+
+TEST_CASE("[popalloc] log utility, two jobs on two resources (hand-solved)") {
+  // Each job has one unit of time; job 1 gets at most 1 anywhere, job 2 at most 3 (on r2).
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(2, 2);
+  p.throughput << 1.0, 1.0, 1.0, 3.0;
+  p.capacity = Eigen::VectorXd::Ones(2);
+  popalloc::solver_options o;
+  o.relative_gap = 1e-6;
+  const auto r = popalloc::solve(p, popalloc::utility::log{}, o);
+  CHECK(r.status == solve_status::converged);
+  CHECK(r.primal_objective == doctest::Approx(std::log(3.0)).epsilon(1e-6));
+  CHECK(r.throughput[1] == doctest::Approx(3.0).epsilon(1e-6));
+  CHECK(popalloc_test::allocation_violation(p, r) <= 1e-12);
+}
+
+TEST_CASE("[popalloc] linear utility, hand-solved assignment") {
+  // A = [[2,1],[1,1]], R = (1,1): job 0 on resource 0, job 1 on resource 1, optimum 3.
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(2, 2);
+  p.throughput << 2.0, 1.0, 1.0, 1.0;
+  p.capacity = Eigen::VectorXd::Ones(2);
+  popalloc::solver_options o;
+  o.relative_gap = 1e-9;
+  const auto r = popalloc::solve(p, popalloc::utility::linear{}, o);
+  CHECK(r.status == solve_status::converged);
+  CHECK(r.primal_objective == doctest::Approx(3.0).epsilon(1e-8));
+  CHECK(r.dual_bound >= 3.0 - 1e-9);
+}
+
+TEST_CASE("[popalloc] certificate and allocation are consistent for every utility") {
+  const auto p = popalloc_test::random_problem(20000, 6, 7);
+  popalloc::solver_options o;
+  o.relative_gap = 1e-4;
+  auto check = [&](const auto& u) {
+    const auto r = popalloc::solve(p, u, o);
+    CAPTURE(popalloc::to_string(r.status));
+    CHECK(r.relative_gap ==
+          doctest::Approx(r.duality_gap /
+                          std::max(std::abs(r.dual_bound), std::abs(r.primal_objective))));
+    CHECK(r.dual_bound >= r.primal_objective);
+    CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+    CHECK(r.max_capacity_violation == 0.0);
+    CHECK(popalloc_test::recomputed_objective(p, u, r) ==
+          doctest::Approx(r.primal_objective).epsilon(1e-10));
+    return r;
+  };
+  CHECK(check(popalloc::utility::linear{}).status == solve_status::converged);
+  CHECK(check(popalloc::utility::log{}).status == solve_status::converged);
+  CHECK(check(popalloc::utility::power{0.5}).status == solve_status::converged);
+  const auto target = check(popalloc::utility::target_priority{});
+  CHECK(target.relative_gap < 1e-2);
+}
+
+TEST_CASE("[popalloc] results do not depend on the number of threads") {
+  const auto p = popalloc_test::random_problem(20000, 8, 3);
+  popalloc::solver_options one, two;
+  one.threads = 1;
+  two.threads = 2;
+  const auto a = popalloc::solve(p, popalloc::utility::log{}, one);
+  const auto b = popalloc::solve(p, popalloc::utility::log{}, two);
+  CHECK(a.iterations == b.iterations);
+  CHECK(a.primal_objective == b.primal_objective);  // bitwise: fixed chunking and sum order
+  CHECK(a.dual_bound == b.dual_bound);
+  CHECK((a.prices - b.prices).cwiseAbs().maxCoeff() == 0.0);
+}
+
+TEST_CASE("[popalloc] warm start from the previous round converges in fewer iterations") {
+  auto p = popalloc_test::random_problem(20000, 8, 5);
+  popalloc::solver_options o;
+  o.relative_gap = 1e-4;
+  auto check = [&](const auto& u) {
+    const auto first = popalloc::solve(p, u, o);
+    REQUIRE(first.status == solve_status::converged);
+    auto q = p;  // next round: 5% of the jobs replaced
+    const auto fresh = popalloc_test::random_problem(1000, 8, 99);
+    q.throughput.topRows(1000) = fresh.throughput;
+    q.weight.head(1000) = fresh.weight;
+    q.target.head(1000) = fresh.target;
+    const auto cold = popalloc::solve(q, u, o);
+    auto warm_options = o;
+    warm_options.warm_start_prices = first.prices;
+    const auto warm = popalloc::solve(q, u, warm_options);
+    CHECK(warm.status == solve_status::converged);
+    CHECK(warm.iterations < cold.iterations);
+  };
+  SUBCASE("log") { check(popalloc::utility::log{}); }
+  SUBCASE("linear") { check(popalloc::utility::linear{}); }
+}
+
+TEST_CASE("[popalloc] every stopping status is reachable") {
+  const auto p = popalloc_test::random_problem(5000, 8, 11);
+  const popalloc::utility::log u;
+  SUBCASE("iteration limit") {
+    popalloc::solver_options o;
+    o.relative_gap = 1e-12;
+    o.max_iterations = 3;
+    const auto r = popalloc::solve(p, u, o);
+    CHECK(r.status == solve_status::iteration_limit);
+    CHECK(r.iterations == 3);
+    CHECK(std::isfinite(r.primal_objective));  // a feasible allocation is still returned
+  }
+  SUBCASE("time limit") {
+    popalloc::solver_options o;
+    o.relative_gap = 1e-14;
+    o.time_limit_seconds = 1e-9;
+    CHECK(popalloc::solve(p, u, o).status == solve_status::time_limit);
+  }
+  SUBCASE("interrupted by the callback") {
+    popalloc::solver_options o;
+    o.relative_gap = 1e-12;
+    int calls = 0;
+    const auto r = popalloc::solve(p, u, o, [&](const popalloc::progress& info) {
+      ++calls;
+      CHECK(info.n_resources == 8);
+      return info.iteration >= 2 ? popalloc::callback_action::stop
+                                 : popalloc::callback_action::proceed;
+    });
+    CHECK(r.status == solve_status::interrupted);
+    CHECK(calls == 2);
+  }
+}
+
+TEST_CASE("[popalloc] float storage gives the same optimum as double") {
+  const auto p = popalloc_test::random_problem(4000, 4, 13);
+  popalloc::dense_problem<float> f;
+  f.throughput = p.throughput.cast<float>();
+  f.capacity = p.capacity;
+  f.weight = p.weight.cast<float>();
+  popalloc::dense_problem<double> rounded;  // the same data, rounded to float
+  rounded.throughput = f.throughput.cast<double>();
+  rounded.capacity = p.capacity;
+  rounded.weight = f.weight.cast<double>();
+  popalloc::solver_options o;
+  o.relative_gap = 1e-7;
+  const auto a = popalloc::solve(f, popalloc::utility::log{}, o);
+  const auto b = popalloc::solve(rounded, popalloc::utility::log{}, o);
+  CHECK(a.status == solve_status::converged);
+  CHECK(a.primal_objective == doctest::Approx(b.primal_objective).epsilon(1e-7));
+}
+
+TEST_CASE("[popalloc] a bundle problem with one resource per option equals the dense problem") {
+  const auto p = popalloc_test::random_problem(20000, 5, 17);
+  popalloc::bundle_problem<double> b(p.capacity);
+  for (Eigen::Index i = 0; i < p.jobs(); ++i) {
+    b.add_job({p.weight[i], p.target[i]});
+    for (int j = 0; j < 5; ++j) b.add_option(p.throughput(i, j), {{j, 1.0}});
+  }
+  popalloc::solver_options o;
+  o.relative_gap = 1e-4;
+  const auto dense = popalloc::solve(p, popalloc::utility::log{}, o);
+  const auto bundle = popalloc::solve(b, popalloc::utility::log{}, o);
+  CHECK(bundle.status == solve_status::converged);
+  CHECK(bundle.iterations == dense.iterations);
+  CHECK(bundle.primal_objective == doctest::Approx(dense.primal_objective).epsilon(1e-12));
+}
+
+TEST_CASE("[popalloc] a resource with zero capacity is never allocated") {
+  auto p = popalloc_test::random_problem(1000, 4, 19);
+  p.capacity[2] = 0.0;
+  const auto r = popalloc::solve(p, popalloc::utility::log{});
+  CHECK(r.status == solve_status::converged);
+  CHECK(r.usage[2] == 0.0);
+  CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+}
+
+TEST_CASE("[popalloc] per-job demands (scale factors) are respected") {
+  auto p = popalloc_test::random_problem(3000, 4, 23);
+  p.job_demand.resize(3000);
+  for (Eigen::Index i = 0; i < 3000; ++i) p.job_demand[i] = static_cast<double>(1 << (i % 3));
+  const auto r = popalloc::solve(p, popalloc::utility::log{});
+  CHECK(r.status == solve_status::converged);
+  CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+}
