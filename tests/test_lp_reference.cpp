@@ -69,7 +69,7 @@ TEST_CASE("[popalloc] the certificate brackets the exact LP optimum") {
     o.max_iterations = 150;
     auto check = [&](const auto& u, popalloc_test::lp_utility kind) {
       const auto lp = exact(p, kind);
-      const auto r = popalloc::solve(p, u, o);
+      const auto r = popalloc::solve<popalloc_test::test_backend>(p, u, o);
       const double tol = 1e-9 * std::max(1.0, std::abs(lp.objective));
       CHECK(r.primal_objective <= lp.objective + tol);  // a feasible allocation
       CHECK(r.dual_bound >= lp.objective - tol);        // a valid upper bound
@@ -87,7 +87,7 @@ TEST_CASE("[popalloc] linear utility reaches the LP optimum to 1e-6") {
     const auto lp = exact(p, popalloc_test::lp_utility::linear);
     popalloc::solver_options o;
     o.relative_gap = 1e-7;
-    const auto r = popalloc::solve(p, popalloc::utility::linear{}, o);
+    const auto r = popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::linear{}, o);
     CHECK(r.status == popalloc::solve_status::converged);
     CHECK(r.primal_objective == doctest::Approx(lp.objective).epsilon(1e-6));
     CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
@@ -101,7 +101,8 @@ TEST_CASE("[popalloc] target priority gets within 1e-3 of the LP optimum") {
     const auto lp = exact(p, popalloc_test::lp_utility::target_priority);
     popalloc::solver_options o;
     o.relative_gap = 1e-3;
-    const auto r = popalloc::solve(p, popalloc::utility::target_priority{}, o);
+    const auto r =
+        popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::target_priority{}, o);
     CHECK(r.primal_objective == doctest::Approx(lp.objective).epsilon(2e-3));
     CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
   }

@@ -20,57 +20,68 @@ TEST_CASE("[popalloc] invalid dense problems throw invalid_problem") {
   SUBCASE("valid") { CHECK_NOTHROW(p.validate(linear)); }
   SUBCASE("NaN throughput") {
     p.throughput(2, 1) = nan_value;
-    CHECK_THROWS_AS(popalloc::solve(p, linear), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
   }
   SUBCASE("infinite throughput") {
     p.throughput(0, 0) = inf_value;
-    CHECK_THROWS_AS(popalloc::solve(p, linear), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
   }
   SUBCASE("negative throughput") {
     p.throughput(0, 0) = -1.0;
-    CHECK_THROWS_WITH_AS(popalloc::solve(p, linear), "throughput(0, 0) must be finite and >= 0",
-                         popalloc::invalid_problem);
+    CHECK_THROWS_WITH_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                         "throughput(0, 0) must be finite and >= 0", popalloc::invalid_problem);
   }
   SUBCASE("negative capacity") {
     p.capacity[1] = -0.5;
-    CHECK_THROWS_AS(popalloc::solve(p, linear), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
   }
   SUBCASE("capacity size mismatch") {
     p.capacity.resize(2);
-    CHECK_THROWS_AS(popalloc::solve(p, linear), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
   }
   SUBCASE("weight size mismatch") {
     p.weight.resize(4);
-    CHECK_THROWS_AS(popalloc::solve(p, linear), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
   }
   SUBCASE("NaN weight") {
     p.weight[3] = nan_value;
-    CHECK_THROWS_AS(popalloc::solve(p, linear), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
   }
   SUBCASE("target-priority needs targets") {
     p.target.resize(0);
-    CHECK_THROWS_AS(popalloc::solve(p, popalloc::utility::target_priority{}),
-                    popalloc::invalid_problem);
+    CHECK_THROWS_AS(
+        popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::target_priority{}),
+        popalloc::invalid_problem);
   }
   SUBCASE("log needs positive weights and a usable option per job") {
     p.weight[0] = 0.0;
-    CHECK_THROWS_AS(popalloc::solve(p, popalloc::utility::log{}), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}),
+                    popalloc::invalid_problem);
     p.weight[0] = 1.0;
     p.throughput.row(4).setZero();
-    CHECK_THROWS_AS(popalloc::solve(p, popalloc::utility::log{}), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}),
+                    popalloc::invalid_problem);
   }
   SUBCASE("demand and job_demand together") {
     p.demand = decltype(p.demand)::Ones(5, 3);
     p.job_demand = decltype(p.job_demand)::Ones(5);
-    CHECK_THROWS_AS(popalloc::solve(p, linear), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
   }
   SUBCASE("empty problems") {
     popalloc::dense_problem<double> empty;
-    CHECK_THROWS_WITH_AS(popalloc::solve(empty, linear), "problem has no jobs",
-                         popalloc::invalid_problem);
+    CHECK_THROWS_WITH_AS(popalloc::solve<popalloc_test::test_backend>(empty, linear),
+                         "problem has no jobs", popalloc::invalid_problem);
     popalloc::dense_problem<double> no_resources;
     no_resources.throughput.resize(3, 0);
-    CHECK_THROWS_AS(popalloc::solve(no_resources, linear), popalloc::invalid_problem);
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(no_resources, linear),
+                    popalloc::invalid_problem);
   }
 }
 
@@ -91,7 +102,8 @@ TEST_CASE("[popalloc] invalid options throw invalid_options") {
     o.warm_start_prices = Eigen::VectorXd::Ones(3);
     o.warm_start_prices[1] = -1.0;
   }
-  CHECK_THROWS_AS(popalloc::solve(p, linear, o), popalloc::invalid_options);
+  CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear, o),
+                  popalloc::invalid_options);
 }
 
 TEST_CASE("[popalloc] power utility exponent is checked") {

@@ -1,24 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief nvcc compile-only check of the CUDA path (placeholder until the Thrust backend lands):
-/// includes the facade with POPALLOC_HAS_THRUST=1 and instantiates a POPALLOC_HD functor in a
-/// Thrust reduction, which is where host-only or `device_reference`-deducing functors fail.
-#include <thrust/device_vector.h>
-#include <thrust/execution_policy.h>
-#include <thrust/functional.h>
-#include <thrust/transform_reduce.h>
-
+/// \brief nvcc compile-only check of the CUDA path: instantiates the Thrust backend of the solver
+/// for every built-in utility and both problem types, so host-only functions in device code and
+/// `device_reference` deduction errors fail CI even without a GPU.
+#include <popalloc/backend/thrust.hpp>
 #include <popalloc/popalloc.hpp>
 
-namespace {
+namespace popalloc_cuda_check {
 
-struct square {
-  POPALLOC_HD double operator()(double x) const { return x * x; }
-};
-
-}  // namespace
-
-double popalloc_cuda_compile_check_sum_of_squares(const thrust::device_vector<double>& v) {
-  return thrust::transform_reduce(thrust::device, v.begin(), v.end(), square{}, 0.0,
-                                  thrust::plus<double>{});
+template <class Problem>
+void instantiate_all(const Problem& problem, const popalloc::solver_options& options) {
+  using popalloc::backend::thrust;
+  (void)popalloc::solve<thrust>(problem, popalloc::utility::linear{}, options);
+  (void)popalloc::solve<thrust>(problem, popalloc::utility::target_priority{}, options);
+  (void)popalloc::solve<thrust>(problem, popalloc::utility::log{}, options);
+  (void)popalloc::solve<thrust>(problem, popalloc::utility::power{0.5}, options);
 }
+
+void dense_double(const popalloc::dense_problem<double>& p, const popalloc::solver_options& o) {
+  instantiate_all(p, o);
+}
+void dense_float(const popalloc::dense_problem<float>& p, const popalloc::solver_options& o) {
+  instantiate_all(p, o);
+}
+void bundle_double(const popalloc::bundle_problem<double>& p, const popalloc::solver_options& o) {
+  instantiate_all(p, o);
+}
+
+}  // namespace popalloc_cuda_check

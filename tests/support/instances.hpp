@@ -8,7 +8,19 @@
 
 #include <popalloc/popalloc.hpp>
 
+#if POPALLOC_TEST_THRUST_BACKEND
+#include <popalloc/backend/thrust.hpp>
+#endif
+
 namespace popalloc_test {
+
+/// The backend every solver test runs on: popalloc_tests uses the CPU backend,
+/// popalloc_tests_thrust the Thrust backend (OMP device system in CI).
+#if POPALLOC_TEST_THRUST_BACKEND
+using test_backend = popalloc::backend::thrust;
+#else
+using test_backend = popalloc::backend::cpu;
+#endif
 
 /// Portable uniform double in [lo, hi) from 53 random bits (std::uniform_real_distribution is
 /// implementation-defined, which would make instances differ between standard libraries).

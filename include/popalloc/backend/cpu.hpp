@@ -37,6 +37,8 @@ inline std::int64_t chunk_count(std::int64_t n, std::int32_t width, std::int64_t
 class host_executor {
  public:
   static constexpr bool is_host = true;
+  static constexpr std::int64_t max_chunks = 256;
+  static constexpr std::int64_t min_chunk_jobs = 2048;
   template <class T>
   using vector = std::vector<T>;
 
@@ -78,7 +80,7 @@ class host_executor {
   template <class F>
   void reduce(std::int64_t n, const F& f, double* out) {
     const std::int32_t width = f.width();
-    const std::int64_t chunks = chunk_count(n, width, 256, 2048);
+    const std::int64_t chunks = chunk_count(n, width, max_chunks, min_chunk_jobs);
     const std::int64_t per_chunk = (n + chunks - 1) / chunks;
     partial_.assign(static_cast<std::size_t>(chunks * width), 0.0);
     double* partial = partial_.data();
