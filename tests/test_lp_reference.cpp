@@ -80,31 +80,50 @@ TEST_CASE("[popalloc] the certificate brackets the exact LP optimum") {
   }
 }
 
-TEST_CASE("[popalloc] linear utility reaches the LP optimum to 1e-6") {
-  for (int seed = 0; seed < 4; ++seed) {
-    CAPTURE(seed);
-    const auto p = popalloc_test::random_problem(2000, 2 + 2 * seed, 300 + seed);
-    const auto lp = exact(p, popalloc_test::lp_utility::linear);
-    popalloc::solver_options o;
-    o.relative_gap = 1e-7;
-    const auto r = popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::linear{}, o);
-    CHECK(r.status == popalloc::solve_status::converged);
-    CHECK(r.primal_objective == doctest::Approx(lp.objective).epsilon(1e-6));
-    CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+TEST_CASE("[popalloc] LP-type utilities reach the exact LP optimum to 1e-6") {
+  int case_index = 0;
+  for (const int n : {1, 2, 10, 100, 2000}) {
+    for (const int m : {1, 2, 4, 8}) {
+      for (const double tightness : {0.5, 3.0}) {  // contended and loose capacities
+        const auto p = popalloc_test::random_problem(n, m, 500 + case_index++, tightness);
+        CAPTURE(n);
+        CAPTURE(m);
+        CAPTURE(tightness);
+        popalloc::solver_options o;
+        o.relative_gap = 1e-7;
+        o.absolute_gap = 1e-9;
+        auto check = [&](const auto& u, popalloc_test::lp_utility kind) {
+          const auto lp = exact(p, kind);
+          const auto r = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+          CAPTURE(popalloc::to_string(r.status));
+          CHECK(r.primal_objective ==
+                doctest::Approx(lp.objective).epsilon(1e-6).scale(std::max(1.0, 1e-3 * n)));
+          CHECK(r.dual_bound >= lp.objective - 1e-9 * std::max(1.0, std::abs(lp.objective)));
+          CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+        };
+        check(popalloc::utility::linear{}, popalloc_test::lp_utility::linear);
+        check(popalloc::utility::target_priority{}, popalloc_test::lp_utility::target_priority);
+      }
+    }
   }
 }
 
-TEST_CASE("[popalloc] target priority gets within 1e-3 of the LP optimum") {
-  for (int seed = 0; seed < 3; ++seed) {
-    CAPTURE(seed);
-    const auto p = popalloc_test::random_problem(2000, 4, 400 + seed);
-    const auto lp = exact(p, popalloc_test::lp_utility::target_priority);
-    popalloc::solver_options o;
-    o.relative_gap = 1e-3;
-    const auto r =
-        popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::target_priority{}, o);
-    CHECK(r.primal_objective == doctest::Approx(lp.objective).epsilon(2e-3));
-    CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
-  }
+TEST_CASE("[popalloc] ties from duplicated jobs are split to meet the capacities") {
+  // 50 identical pairs of jobs: at the optimum many jobs are indifferent between resources.
+  auto base = popalloc_test::random_problem(50, 4, 77);
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(100, 4);
+  p.throughput << base.throughput, base.throughput;
+  p.capacity = base.capacity;
+  p.weight.resize(100);
+  p.weight << base.weight, base.weight;
+  p.target.resize(100);
+  p.target << base.target, base.target;
+  popalloc::solver_options o;
+  o.relative_gap = 1e-7;
+  const auto lp = exact(p, popalloc_test::lp_utility::linear);
+  const auto r = popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::linear{}, o);
+  CHECK(r.primal_objective == doctest::Approx(lp.objective).epsilon(1e-6));
+  CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
 }
 #endif

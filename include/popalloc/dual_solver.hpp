@@ -69,7 +69,7 @@ struct method_constants {
   static constexpr double smoothing_floor = 1e-11;  ///< smallest level before "stalled"
   static constexpr double smoothing_decrease = 0.1;
   static constexpr double stage_ratio = 0.05;       ///< new stage when predicted < ratio * gap
-  static constexpr double capacity_margin = 1e-12;  ///< repaired usage <= (1 - margin) R
+  static constexpr double capacity_margin = 1e-11;  ///< repaired usage <= (1 - margin) R
   static constexpr double max_step = 0.5;           ///< per step, in units of the price scale
   static constexpr int max_backtracks = 12;
 };
@@ -262,15 +262,19 @@ class price_discovery {
     }
     Eigen::VectorXd factors = Eigen::VectorXd::Ones(m_);
     bool scaled = false;
+    // Scale every resource used beyond (1 - margin) of its capacity back to that level: the
+    // margin absorbs the rounding of sums over millions of jobs, so the returned allocation
+    // never exceeds a capacity, whoever adds it up.
     for (Eigen::Index j = 0; j < m_; ++j) {
-      if (e.usage[j] > capacity_[j]) {
-        factors[j] = capacity_[j] * (1.0 - method_constants::capacity_margin) / e.usage[j];
+      const double limit = capacity_[j] * (1.0 - method_constants::capacity_margin);
+      if (e.usage[j] > limit) {
+        factors[j] = limit / e.usage[j];
         scaled = true;
       }
     }
     repaired_primal primal;
     if (scaled) {
-      primal = engine_.repair(factors, level_);
+      primal = engine_.repair(factors);
       if (!primal.finite) return std::numeric_limits<double>::infinity();
     } else {
       primal.usage = e.usage;

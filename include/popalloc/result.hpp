@@ -15,11 +15,16 @@
 
 namespace popalloc {
 
-/// \brief One job's allocation: at most two options carry time (the price-discovery structure).
-/// `option[k] == -1` means unused. For dense problems an option is a resource index.
-struct job_allocation {
-  std::int32_t option[2] = {-1, -1};
-  double fraction[2] = {0.0, 0.0};
+/// \brief The allocation in compressed rows: job i's nonzero fractions are entries
+/// job_offset[i] .. job_offset[i+1]-1 of `option` and `fraction`. An option is indexed within its
+/// job (for dense problems: the resource index). Jobs use at most two options except where the
+/// solver split a tie between equally good options.
+struct allocation {
+  std::vector<std::int64_t> job_offset{0};
+  std::vector<std::int32_t> option;
+  std::vector<double> fraction;
+
+  std::size_t jobs() const { return job_offset.size() - 1; }
 };
 
 /// \brief Wall-clock timings of a solve, in seconds.
@@ -42,10 +47,10 @@ struct solve_result {
   double relative_gap = std::numeric_limits<double>::quiet_NaN();  ///< gap / max(|dual|,|primal|)
   /// max_j max(0, usage_j - capacity_j) of the returned allocation (0 up to rounding).
   double max_capacity_violation = std::numeric_limits<double>::quiet_NaN();
-  Eigen::VectorXd prices;                  ///< price per resource at which dual_bound was attained
-  Eigen::VectorXd usage;                   ///< resource usage of the returned allocation
-  Eigen::VectorXd throughput;              ///< t_i of each job under the returned allocation
-  std::vector<job_allocation> allocation;  ///< one entry per job
+  Eigen::VectorXd prices;           ///< price per resource at which dual_bound was attained
+  Eigen::VectorXd usage;            ///< resource usage of the returned allocation
+  Eigen::VectorXd throughput;       ///< t_i of each job under the returned allocation
+  popalloc::allocation allocation;  ///< nonzero time fractions, by job
   solve_timings timings;
 };
 
@@ -71,17 +76,14 @@ using progress_callback = std::function<callback_action(const progress&)>;
 /// \brief The allocation of a dense problem as a sparse n x m matrix (row i = job i).
 inline Eigen::SparseMatrix<double, Eigen::RowMajor> allocation_matrix(const solve_result& result,
                                                                       Eigen::Index n_options) {
+  const auto& a = result.allocation;
   std::vector<Eigen::Triplet<double>> entries;
-  entries.reserve(result.allocation.size() * 2);
-  for (std::size_t i = 0; i < result.allocation.size(); ++i) {
-    for (int k = 0; k < 2; ++k) {
-      const auto& a = result.allocation[i];
-      if (a.option[k] >= 0 && a.fraction[k] > 0.0)
-        entries.emplace_back(static_cast<Eigen::Index>(i), a.option[k], a.fraction[k]);
-    }
-  }
-  Eigen::SparseMatrix<double, Eigen::RowMajor> x(
-      static_cast<Eigen::Index>(result.allocation.size()), n_options);
+  entries.reserve(a.option.size());
+  for (std::size_t i = 0; i < a.jobs(); ++i)
+    for (auto k = a.job_offset[i]; k < a.job_offset[i + 1]; ++k)
+      entries.emplace_back(static_cast<Eigen::Index>(i), a.option[static_cast<std::size_t>(k)],
+                           a.fraction[static_cast<std::size_t>(k)]);
+  Eigen::SparseMatrix<double, Eigen::RowMajor> x(static_cast<Eigen::Index>(a.jobs()), n_options);
   x.setFromTriplets(entries.begin(), entries.end());
   return x;
 }

@@ -53,16 +53,19 @@ inline double allocation_violation(const popalloc::dense_problem<double>& p,
                                    const popalloc::solve_result& r) {
   double worst = 0.0;
   Eigen::VectorXd usage = Eigen::VectorXd::Zero(p.resources());
+  const auto& a = r.allocation;
+  if (a.jobs() != static_cast<std::size_t>(p.jobs())) return 1e300;
   for (Eigen::Index i = 0; i < p.jobs(); ++i) {
-    const auto& a = r.allocation[static_cast<std::size_t>(i)];
     double total = 0.0;
-    for (int k = 0; k < 2; ++k) {
-      if (a.option[k] < 0) continue;
-      worst = std::max(worst, -a.fraction[k]);
-      total += a.fraction[k];
-      const double d = p.demand.size() ? p.demand(i, a.option[k])
-                                       : (p.job_demand.size() ? p.job_demand[i] : 1.0);
-      usage[a.option[k]] += d * a.fraction[k];
+    for (auto k = a.job_offset[static_cast<std::size_t>(i)];
+         k < a.job_offset[static_cast<std::size_t>(i) + 1]; ++k) {
+      const auto j = a.option[static_cast<std::size_t>(k)];
+      const double x = a.fraction[static_cast<std::size_t>(k)];
+      worst = std::max(worst, -x);
+      total += x;
+      const double d =
+          p.demand.size() ? p.demand(i, j) : (p.job_demand.size() ? p.job_demand[i] : 1.0);
+      usage[j] += d * x;
     }
     worst = std::max(worst, total - 1.0);
   }
@@ -74,11 +77,13 @@ template <class Utility>
 double recomputed_objective(const popalloc::dense_problem<double>& p, const Utility& u,
                             const popalloc::solve_result& r) {
   double total = 0.0;
+  const auto& a = r.allocation;
   for (Eigen::Index i = 0; i < p.jobs(); ++i) {
-    const auto& a = r.allocation[static_cast<std::size_t>(i)];
     double t = 0.0;
-    for (int k = 0; k < 2; ++k)
-      if (a.option[k] >= 0) t += a.fraction[k] * p.throughput(i, a.option[k]);
+    for (auto k = a.job_offset[static_cast<std::size_t>(i)];
+         k < a.job_offset[static_cast<std::size_t>(i) + 1]; ++k)
+      t += a.fraction[static_cast<std::size_t>(k)] *
+           p.throughput(i, a.option[static_cast<std::size_t>(k)]);
     popalloc::job_parameters job;
     job.weight = p.weight.size() ? p.weight[i] : 1.0;
     job.target = p.target.size() ? p.target[i] : 0.0;

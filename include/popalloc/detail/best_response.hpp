@@ -86,53 +86,20 @@ POPALLOC_HD inline segment walk_hull(const View& view, std::int64_t i, const dou
   }
 }
 
-/// Everything one dual evaluation needs from job i.
-struct job_outcome {
-  segment smooth;               ///< best response under the smoothed utility (the iterate's X)
-  double excess_exact = 0.0;    ///< h_i(p) of the exact dual (no smoothing)
-  double utility_exact = 0.0;   ///< f_i(tau) at the smoothed best response
-  double mu = 0.0;              ///< smoothing parameter used for this job
-  double hessian_weight = 0.0;  ///< d tau / d slope / (a_r - a_l)^2; 0 at a vertex or a kink
-};
-
-/// Smoothing parameter of job i for a relative smoothing level: mu_i = level * f'(0+) / max_o a_o,
-/// so that smoothing changes the marginal utility by at most a fraction `level` of its size.
+/// Regularisation scale of job i: kappa_i = level * f'(0+) * max_o a_o. At level 1 the
+/// regulariser (kappa/2)|x|^2 is as large as the job's utility of its best option, so `level` is
+/// the relative size of the smoothing.
 template <class View, class Utility>
-POPALLOC_HD inline double smoothing_scale(const View& view, std::int64_t i,
-                                          const Utility& utility) {
+POPALLOC_HD inline double regularization_scale(const View& view, std::int64_t i,
+                                               const Utility& utility) {
   double amax = 0.0;
   const std::int32_t count = view.option_count(i);
   for (std::int32_t o = 0; o < count; ++o) {
     const double a = view.value(i, o);
     if (a > amax) amax = a;
   }
-  if (!(amax > 0.0)) return 0.0;
   const double slope = utility.marginal(0.0, view.parameters(i));
-  return slope > 0.0 ? slope / amax : 0.0;
-}
-
-template <class View, class Utility>
-POPALLOC_HD inline job_outcome evaluate_job(const View& view, std::int64_t i, const double* prices,
-                                            const Utility& utility, double mu) {
-  const job_parameters job = view.parameters(i);
-  job_outcome out;
-  out.mu = mu;
-  out.smooth = walk_hull(view, i, prices, utility, job, mu, -1);
-  if (mu > 0.0) {
-    // Smoothing only moves the optimum left, so the exact walk passes the smoothed left vertex.
-    out.excess_exact = walk_hull(view, i, prices, utility, job, 0.0, out.smooth.left).excess;
-  } else {
-    out.excess_exact = out.smooth.excess;
-  }
-  out.utility_exact = utility.value(out.smooth.tau, job);
-  if (out.smooth.right >= 0) {
-    const double curvature = utility.curvature(out.smooth.tau, job) + mu;
-    const double a_left = out.smooth.left >= 0 ? view.value(i, out.smooth.left) : 0.0;
-    const double da = view.value(i, out.smooth.right) - a_left;
-    const double denominator = curvature * da * da;
-    if (denominator > 0.0 && denominator < 1e300) out.hessian_weight = 1.0 / denominator;
-  }
-  return out;
+  return amax > 0.0 && slope > 0.0 ? slope * amax : 0.0;
 }
 
 }  // namespace popalloc::detail

@@ -57,7 +57,8 @@ struct bundle_view {
     if (target != nullptr) p.target = static_cast<double>(target[i]);
     return p;
   }
-  POPALLOC_HD std::int32_t option_id(std::int64_t /*i*/, std::int32_t o) const { return o; }
+  /// Position of job i's first option in the problem's option order.
+  POPALLOC_HD std::int64_t option_base(std::int64_t i) const { return job_option_offset[i]; }
 };
 
 }  // namespace popalloc::detail

@@ -51,8 +51,8 @@ struct dense_view {
     if (target != nullptr) p.target = static_cast<double>(target[i]);
     return p;
   }
-  /// Index reported in job_allocation for option o of job i.
-  POPALLOC_HD std::int32_t option_id(std::int64_t /*i*/, std::int32_t o) const { return o; }
+  /// Position of job i's first option in the problem's option order.
+  POPALLOC_HD std::int64_t option_base(std::int64_t i) const { return i * m; }
 };
 
 }  // namespace popalloc::detail

@@ -3,7 +3,9 @@
 /// \brief Problem data in a backend's memory and the dual-evaluation primitives the solver uses.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,7 +29,8 @@ class problem_storage<Executor, dense_problem<Scalar>> {
  public:
   using view_type = dense_view<Scalar>;
 
-  problem_storage(Executor& exec, const dense_problem<Scalar>& p) {
+  problem_storage(Executor& exec, const dense_problem<Scalar>& p)
+      : total_options(p.jobs() * p.resources()) {
     view.n = p.jobs();
     view.m = static_cast<std::int32_t>(p.resources());
     std::vector<unsigned char> closed(static_cast<std::size_t>(p.resources()), 0);
@@ -46,6 +49,7 @@ class problem_storage<Executor, dense_problem<Scalar>> {
   }
 
   view_type view;
+  std::int64_t total_options;
 
  private:
   using scalars = typename Executor::template vector<Scalar>;
@@ -68,7 +72,7 @@ class problem_storage<Executor, bundle_problem<Scalar>> {
  public:
   using view_type = bundle_view<Scalar>;
 
-  problem_storage(Executor& exec, const bundle_problem<Scalar>& p) {
+  problem_storage(Executor& exec, const bundle_problem<Scalar>& p) : total_options(p.options()) {
     view.n = p.jobs();
     view.m = static_cast<std::int32_t>(p.resources());
     std::vector<unsigned char> closed(static_cast<std::size_t>(p.options()), 0);
@@ -94,6 +98,7 @@ class problem_storage<Executor, bundle_problem<Scalar>> {
   }
 
   view_type view;
+  std::int64_t total_options;
 
  private:
   template <class T>
@@ -130,7 +135,8 @@ struct repaired_primal {
 };
 
 /// Dual evaluations, primal repair and export over a backend. Keeps two per-job allocation
-/// states: `scratch` (the last evaluation) and `kept` (the best feasible allocation so far).
+/// states: `scratch` (the last evaluation) and `kept` (the best feasible allocation so far), each
+/// with the prices and smoothing level it was computed at.
 template <class Executor, class Problem, class Utility>
 class engine {
  public:
@@ -146,12 +152,17 @@ class engine {
       exec_.upload(minus_one.data(), minus_one.size(), s.left);
       exec_.upload(minus_one.data(), minus_one.size(), s.right);
       exec_.upload(zero.data(), zero.size(), s.theta);
+      exec_.upload(zero.data(), zero.size(), s.extra);
+      s.host_prices = Eigen::VectorXd::Zero(m_);
+      exec_.upload(s.host_prices.data(), static_cast<std::size_t>(m_), s.prices);
     }
     kept_factors_ = Eigen::VectorXd::Ones(m_);
-    if (Utility::piecewise_linear) {
-      exec_.upload(zero.data(), zero.size(), mu_scale_);
+    if constexpr (!std::is_same_v<view_type, dense_view<typename Problem::scalar_type>>)
+      problem_offsets_ = problem.job_option_offset();
+    if (smoothing) {
+      exec_.upload(zero.data(), zero.size(), kappa_scale_);
       smoothing_scale_pass<view_type, Utility> pass{storage_.view, utility_,
-                                                    Executor::data(mu_scale_)};
+                                                    Executor::data(kappa_scale_)};
       exec_.for_each(n_, pass);
     }
   }
@@ -162,19 +173,19 @@ class engine {
 
   /// Dual evaluation at `prices` with relative smoothing `level`; the allocation goes to scratch.
   void evaluate(const Eigen::VectorXd& prices, double level, bool with_hessian, evaluation& out) {
-    exec_.upload(prices.data(), static_cast<std::size_t>(m_), prices_);
     auto& s = state_[scratch_];
+    s.host_prices = prices;
+    s.level = level;
+    exec_.upload(prices.data(), static_cast<std::size_t>(m_), s.prices);
     evaluate_pass<view_type, Utility> pass;
     pass.view = storage_.view;
     pass.utility = utility_;
-    pass.prices = Executor::data(prices_);
-    pass.mu_scale = (smoothing && level > 0) ? Executor::data(mu_scale_) : nullptr;
+    pass.prices = Executor::data(s.prices);
+    pass.kappa_scale = kappa_scale_for(level);
     pass.level = level;
     pass.m = m_;
     pass.hessian = with_hessian;
-    pass.left = Executor::data(s.left);
-    pass.right = Executor::data(s.right);
-    pass.theta = Executor::data(s.theta);
+    pass.state = pointers(s);
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
     out.usage = Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_);
@@ -193,20 +204,18 @@ class engine {
     out.finite = sc[p::non_finite] == 0.0;
   }
 
-  /// Utility and usage of the scratch allocation scaled by `factors`; the smoothed utility uses
-  /// smoothing `level`.
-  repaired_primal repair(const Eigen::VectorXd& factors, double level) {
+  /// Utility and usage of the scratch allocation scaled by `factors`.
+  repaired_primal repair(const Eigen::VectorXd& factors) {
     exec_.upload(factors.data(), static_cast<std::size_t>(m_), factors_);
-    const auto& s = state_[scratch_];
+    auto& s = state_[scratch_];
     repair_pass<view_type, Utility> pass;
     pass.view = storage_.view;
     pass.utility = utility_;
     pass.factors = Executor::data(factors_);
-    pass.left = Executor::data(s.left);
-    pass.right = Executor::data(s.right);
-    pass.theta = Executor::data(s.theta);
-    pass.mu_scale = (smoothing && level > 0) ? Executor::data(mu_scale_) : nullptr;
-    pass.level = level;
+    pass.prices = Executor::data(s.prices);
+    pass.kappa_scale = kappa_scale_for(s.level);
+    pass.level = s.level;
+    pass.state = pointers(s);
     pass.m = m_;
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
@@ -227,35 +236,42 @@ class engine {
   /// Writes the kept allocation into `result` (allocation and throughput).
   void export_kept(solve_result& result) {
     exec_.upload(kept_factors_.data(), static_cast<std::size_t>(m_), factors_);
-    const auto& s = state_[1 - scratch_];
-    typename Executor::template vector<std::int32_t> options;
+    auto& s = state_[1 - scratch_];
+    const std::size_t total = static_cast<std::size_t>(storage_.total_options);
     typename Executor::template vector<double> fractions, throughput;
-    const std::vector<std::int32_t> none(static_cast<std::size_t>(2 * n_), -1);
-    const std::vector<double> zero(static_cast<std::size_t>(2 * n_), 0.0);
-    exec_.upload(none.data(), none.size(), options);
-    exec_.upload(zero.data(), zero.size(), fractions);
+    const std::vector<double> zero(std::max(total, static_cast<std::size_t>(n_)), 0.0);
+    exec_.upload(zero.data(), total, fractions);
     exec_.upload(zero.data(), static_cast<std::size_t>(n_), throughput);
-    export_pass<view_type> pass{storage_.view,
-                                Executor::data(factors_),
-                                Executor::data(s.left),
-                                Executor::data(s.right),
-                                Executor::data(s.theta),
-                                Executor::data(options),
-                                Executor::data(fractions),
-                                Executor::data(throughput)};
+    export_pass<view_type> pass;
+    pass.view = storage_.view;
+    pass.factors = Executor::data(factors_);
+    pass.prices = Executor::data(s.prices);
+    pass.kappa_scale = kappa_scale_for(s.level);
+    pass.level = s.level;
+    pass.state = pointers(s);
+    pass.fraction_out = Executor::data(fractions);
+    pass.throughput_out = Executor::data(throughput);
     exec_.for_each(n_, pass);
-    std::vector<std::int32_t> host_options(static_cast<std::size_t>(2 * n_));
-    std::vector<double> host_fractions(static_cast<std::size_t>(2 * n_));
+    std::vector<double> host(total);
+    exec_.download(fractions, host.data());
     result.throughput.resize(n_);
-    exec_.download(options, host_options.data());
-    exec_.download(fractions, host_fractions.data());
     exec_.download(throughput, result.throughput.data());
-    result.allocation.resize(static_cast<std::size_t>(n_));
-    for (std::size_t i = 0; i < result.allocation.size(); ++i) {
-      for (int k = 0; k < 2; ++k) {
-        result.allocation[i].option[k] = host_options[2 * i + static_cast<std::size_t>(k)];
-        result.allocation[i].fraction[k] = host_fractions[2 * i + static_cast<std::size_t>(k)];
+    // Compress: the option order is the problem's, so job i owns a contiguous range.
+    std::vector<std::int64_t> base(static_cast<std::size_t>(n_) + 1);
+    problem_option_bases(base);
+    auto& a = result.allocation;
+    a.job_offset.assign(1, 0);
+    a.option.clear();
+    a.fraction.clear();
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n_); ++i) {
+      for (auto g = base[i]; g < base[i + 1]; ++g) {
+        const double x = host[static_cast<std::size_t>(g)];
+        if (x > 0.0) {
+          a.option.push_back(static_cast<std::int32_t>(g - base[i]));
+          a.fraction.push_back(x);
+        }
       }
+      a.job_offset.push_back(static_cast<std::int64_t>(a.option.size()));
     }
   }
 
@@ -273,8 +289,27 @@ class engine {
   using view_type = typename problem_storage<Executor, Problem>::view_type;
   struct allocation_state {
     typename Executor::template vector<std::int32_t> left, right;
-    typename Executor::template vector<double> theta;
+    typename Executor::template vector<double> theta, extra, prices;
+    Eigen::VectorXd host_prices;
+    double level = 0.0;
   };
+
+  static state_pointers pointers(allocation_state& s) {
+    return {Executor::data(s.left), Executor::data(s.right), Executor::data(s.theta),
+            Executor::data(s.extra)};
+  }
+  const double* kappa_scale_for(double level) {
+    return (smoothing && level > 0.0) ? Executor::data(kappa_scale_) : nullptr;
+  }
+  void problem_option_bases(std::vector<std::int64_t>& base) const {
+    const std::int64_t per_job = storage_.total_options / std::max<std::int64_t>(n_, 1);
+    if constexpr (std::is_same_v<view_type, dense_view<typename Problem::scalar_type>>) {
+      for (std::size_t i = 0; i < base.size(); ++i)
+        base[i] = static_cast<std::int64_t>(i) * per_job;
+    } else {
+      base = problem_offsets_;
+    }
+  }
 
   Executor exec_;
   problem_storage<Executor, Problem> storage_;
@@ -284,8 +319,9 @@ class engine {
   allocation_state state_[2];
   int scratch_ = 0;
   Eigen::VectorXd kept_factors_;
-  typename Executor::template vector<double> mu_scale_, prices_, factors_;
+  typename Executor::template vector<double> kappa_scale_, factors_;
   std::vector<double> sums_;
+  std::vector<std::int64_t> problem_offsets_;
 };
 
 }  // namespace popalloc::detail

@@ -12,6 +12,7 @@
 
 #include "popalloc/config.hpp"
 #include "popalloc/detail/best_response.hpp"
+#include "popalloc/detail/regularized_response.hpp"
 
 namespace popalloc::detail {
 
@@ -42,8 +43,66 @@ POPALLOC_HD inline void add_usage(const View& view, std::int64_t i, std::int32_t
     usage[view.consumption_resource(i, o, k)] += x * view.consumption_amount(i, o, k);
 }
 
-/// Evaluates the smoothed and exact dual terms, resource usage and the generalized Hessian.
-/// Layout of `partial`: usage[m], hessian[m*m] (if requested), then the scalars below.
+/// Per-job state of one evaluation, enough to rebuild the job's allocation at that evaluation's
+/// prices. Hull walk: options `left`, `right` (-1: idle) with `theta` on the right. Regularised
+/// response (left == regularized_marker): theta = lambda, extra = nu (see regularized_state).
+constexpr std::int32_t regularized_marker = -2;
+
+struct state_pointers {
+  std::int32_t* left = nullptr;
+  std::int32_t* right = nullptr;
+  double* theta = nullptr;
+  double* extra = nullptr;
+};
+
+/// Fraction of job i's time on its option o under the stored state.
+template <class View>
+POPALLOC_HD inline double state_fraction(const View& view, std::int64_t i, std::int32_t o,
+                                         const double* prices, double kappa,
+                                         const state_pointers& s) {
+  const std::int32_t left = s.left[i];
+  if (left == regularized_marker) {
+    regularized_state r;
+    r.lambda = s.theta[i];
+    r.nu = s.extra[i];
+    return regularized_fraction(view, i, o, prices, kappa, r);
+  }
+  double x = 0.0;
+  if (o == left) x += 1.0 - s.theta[i];
+  if (o == s.right[i]) x += s.theta[i];
+  return x;
+}
+
+/// 1, or 1 / sum_o x_o when rounding pushed a job's total time above 1 (the regularised
+/// fractions y_o - lambda lose digits to cancellation when kappa is small).
+template <class View>
+POPALLOC_HD inline double time_normalizer(const View& view, std::int64_t i, const double* prices,
+                                          double kappa, const state_pointers& s) {
+  if (s.left[i] != regularized_marker || !(s.theta[i] > 0.0)) return 1.0;
+  double total = 0.0;
+  const std::int32_t options = view.option_count(i);
+  for (std::int32_t o = 0; o < options; ++o)
+    total += state_fraction(view, i, o, prices, kappa, s);
+  return total > 1.0 ? 1.0 / total : 1.0;
+}
+
+/// H += weight * c_a c_b^T for the consumption vectors of options a and b of job i.
+template <class View>
+POPALLOC_HD inline void add_outer(const View& view, std::int64_t i, std::int32_t a, std::int32_t b,
+                                  double weight, double* h, std::int32_t m) {
+  const std::int32_t ca = view.consumption_count(i, a), cb = view.consumption_count(i, b);
+  for (std::int32_t ka = 0; ka < ca; ++ka) {
+    const std::int32_t ra = view.consumption_resource(i, a, ka);
+    const double va = weight * view.consumption_amount(i, a, ka);
+    for (std::int32_t kb = 0; kb < cb; ++kb)
+      h[ra * m + view.consumption_resource(i, b, kb)] += va * view.consumption_amount(i, b, kb);
+  }
+}
+
+/// Evaluates the exact and smoothed dual terms, resource usage and the generalized Hessian of
+/// the smoothed dual. Layout of `partial`: usage[m], hessian[m*m] (if requested), then the
+/// scalars below. Piecewise-linear utilities use the regularised response with
+/// kappa_i = level * kappa_scale[i]; the others (strictly concave) the exact hull walk.
 template <class View, class Utility>
 struct evaluate_pass {
   enum scalar : std::int32_t {
@@ -58,128 +117,228 @@ struct evaluate_pass {
   View view;
   Utility utility;
   const double* prices = nullptr;
-  const double* mu_scale = nullptr;  ///< per job, null when not smoothing
+  const double* kappa_scale = nullptr;  ///< per job, null when not smoothing
   double level = 0.0;
   std::int32_t m = 0;
   bool hessian = true;
-  std::int32_t* left = nullptr;
-  std::int32_t* right = nullptr;
-  double* theta = nullptr;
+  state_pointers state;
 
   POPALLOC_HD std::int32_t scalar_offset() const { return m + (hessian ? m * m : 0); }
   POPALLOC_HD std::int32_t width() const { return scalar_offset() + scalar_count; }
 
+  /// Regularised response of job i (piecewise-linear utilities): state, usage and Hessian.
+  POPALLOC_HD void evaluate_regularized(std::int64_t i, const job_parameters& job, double kappa,
+                                        double* partial, double& u_exact, double& u_smooth,
+                                        double& e_smooth) const {
+    const std::int32_t options = view.option_count(i);
+    if (options <= local_options::capacity) {
+      local_options local;
+      local.n = options;
+      for (std::int32_t o = 0; o < options; ++o) {
+        local.a[o] = view.value(i, o);
+        local.k[o] = view.cost(i, o, prices);
+      }
+      regularized_job(local, i, job, kappa, partial, u_exact, u_smooth, e_smooth);
+    } else {
+      regularized_job(job_options<View>{view, i, prices}, i, job, kappa, partial, u_exact, u_smooth,
+                      e_smooth);
+    }
+  }
+
+  template <class Job>
+  POPALLOC_HD void regularized_job(const Job& options, std::int64_t i, const job_parameters& job,
+                                   double kappa, double* partial, double& u_exact, double& u_smooth,
+                                   double& e_smooth) const {
+    const regularized_state r =
+        regularized_response(options, kappa, utility.marginal(0.0, job), utility.saturation(job));
+    state.left[i] = regularized_marker;
+    state.right[i] = r.saturated ? 1 : 0;
+    state.theta[i] = r.lambda;
+    state.extra[i] = r.nu;
+    // Active options (at most `capacity` are remembered for the Hessian; more is a rare tie).
+    std::int32_t active[local_options::capacity];
+    double active_x[local_options::capacity];
+    std::int32_t n_active = 0;
+    bool overflow = false;
+    double tau = 0.0, cost = 0.0, norm2 = 0.0, count = 0.0, sum_a = 0.0, sum_a2 = 0.0;
+    const std::int32_t n_options = options.count();
+    for (std::int32_t o = 0; o < n_options; ++o) {
+      const double x = regularized_fraction(options, o, kappa, r);
+      if (!(x > 0.0)) continue;
+      const double a = options.value(o);
+      tau += a * x;
+      cost += options.cost(o) * x;
+      norm2 += x * x;
+      count += 1.0;
+      sum_a += a;
+      sum_a2 += a * a;
+      add_usage(view, i, o, x, partial);
+      if (n_active < local_options::capacity) {
+        active[n_active] = o;
+        active_x[n_active] = x;
+        ++n_active;
+      } else {
+        overflow = true;
+      }
+    }
+    (void)active_x;
+    u_exact = utility.value(tau, job);
+    u_smooth = u_exact - 0.5 * kappa * norm2;
+    e_smooth = u_smooth - cost;
+    if (!hessian || count == 0.0 || overflow) return;
+    // d usage / d prices = C^T (I - B (B^T B)^-1 B^T) C / kappa over the active options,
+    // B = [1 if the time constraint binds, a if saturated].
+    const bool capped = r.lambda > 0.0;
+    double g00 = 0.0, g01 = 0.0, g11 = 0.0;  // (B^T B)^-1 in the basis (1, a)
+    if (capped && r.saturated) {
+      const double det = count * sum_a2 - sum_a * sum_a;
+      if (det > 1e-12 * count * sum_a2) {
+        g00 = sum_a2 / det;
+        g01 = -sum_a / det;
+        g11 = count / det;
+      } else {
+        g00 = 1.0 / count;  // a constant on S: both constraints are the same one
+      }
+    } else if (capped) {
+      g00 = 1.0 / count;
+    } else if (r.saturated && sum_a2 > 0.0) {
+      g11 = 1.0 / sum_a2;
+    }
+    double* h = partial + m;
+    for (std::int32_t p = 0; p < n_active; ++p) {
+      const double ap = options.value(active[p]);
+      for (std::int32_t q = 0; q < n_active; ++q) {
+        const double aq = options.value(active[q]);
+        const double projector = (p == q ? 1.0 : 0.0) - (g00 + g01 * (ap + aq) + g11 * ap * aq);
+        if (projector != 0.0) add_outer(view, i, active[p], active[q], projector / kappa, h, m);
+      }
+    }
+  }
+
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
-    const double mu = mu_scale != nullptr ? level * mu_scale[i] : 0.0;
-    const job_outcome r = evaluate_job(view, i, prices, utility, mu);
-    const segment& s = r.smooth;
-    left[i] = s.left;
-    right[i] = s.right;
-    theta[i] = s.theta;
-    add_usage(view, i, s.left, 1.0 - s.theta, partial);
-    add_usage(view, i, s.right, s.theta, partial);
-    if (hessian && r.hessian_weight > 0.0) {
-      // Hessian of g += w v v^T with v = consumption(right) - consumption(left).
-      double* h = partial + m;
-      const std::int32_t options[2] = {s.right, s.left};
-      const double signs[2] = {1.0, -1.0};
-      for (int a = 0; a < 2; ++a) {
-        if (options[a] < 0) continue;
-        const std::int32_t ca = view.consumption_count(i, options[a]);
-        for (std::int32_t ka = 0; ka < ca; ++ka) {
-          const std::int32_t ra = view.consumption_resource(i, options[a], ka);
-          const double va = signs[a] * view.consumption_amount(i, options[a], ka);
-          for (int b = 0; b < 2; ++b) {
-            if (options[b] < 0) continue;
-            const std::int32_t cb = view.consumption_count(i, options[b]);
-            for (std::int32_t kb = 0; kb < cb; ++kb) {
-              const std::int32_t rb = view.consumption_resource(i, options[b], kb);
-              const double vb = signs[b] * view.consumption_amount(i, options[b], kb);
-              h[ra * m + rb] += r.hessian_weight * va * vb;
-            }
+    const job_parameters job = view.parameters(i);
+    const segment exact = walk_hull(view, i, prices, utility, job, 0.0, -1);
+    const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
+    double* sc = partial + scalar_offset();
+    double u_exact = 0.0, u_smooth = 0.0, e_smooth = 0.0;
+    bool regularized = false;
+    if constexpr (Utility::piecewise_linear) {
+      if (kappa > 0.0) {
+        regularized = true;
+        evaluate_regularized(i, job, kappa, partial, u_exact, u_smooth, e_smooth);
+      }
+    }
+    if (!regularized) {
+      state.left[i] = exact.left;
+      state.right[i] = exact.right;
+      state.theta[i] = exact.theta;
+      state.extra[i] = 0.0;
+      add_usage(view, i, exact.left, 1.0 - exact.theta, partial);
+      add_usage(view, i, exact.right, exact.theta, partial);
+      u_exact = utility.value(exact.tau, job);
+      u_smooth = u_exact;
+      e_smooth = exact.excess;
+      if (hessian && exact.right >= 0) {
+        // Inside a hull segment t moves with the segment's slope s: dt/ds = -1/f''(t).
+        const double curvature = utility.curvature(exact.tau, job);
+        const double a_left = exact.left >= 0 ? view.value(i, exact.left) : 0.0;
+        const double da = view.value(i, exact.right) - a_left;
+        const double denominator = curvature * da * da;
+        if (denominator > 0.0 && denominator < 1e300) {
+          const double w = 1.0 / denominator;
+          double* h = partial + m;
+          add_outer(view, i, exact.right, exact.right, w, h, m);
+          if (exact.left >= 0) {
+            add_outer(view, i, exact.left, exact.left, w, h, m);
+            add_outer(view, i, exact.left, exact.right, -w, h, m);
+            add_outer(view, i, exact.right, exact.left, -w, h, m);
           }
         }
       }
     }
-    double* sc = partial + scalar_offset();
-    const double smooth_utility = r.utility_exact - 0.5 * mu * s.tau * s.tau;
-    sc[excess_smooth] += s.excess;
-    sc[excess_exact] += r.excess_exact;
-    sc[utility_exact] += r.utility_exact;
-    sc[utility_smooth] += smooth_utility;
-    if (!is_finite(s.excess) || !is_finite(r.excess_exact) || !is_finite(r.utility_exact))
+    sc[excess_smooth] += e_smooth;
+    sc[excess_exact] += exact.excess;
+    sc[utility_exact] += u_exact;
+    sc[utility_smooth] += u_smooth;
+    if (!is_finite(e_smooth) || !is_finite(exact.excess) || !is_finite(u_exact))
       sc[non_finite] += 1.0;
   }
 };
 
-/// Utility and usage of the stored allocation after scaling each resource by `factors`
-/// (a job on an over-used resource gives up the same fraction of its time there).
+/// Utility and usage of a stored allocation after scaling each resource by `factors` (a job on
+/// an over-used resource gives up the same fraction of its time there).
 /// Layout: usage[m], utility, smoothed utility, non_finite.
 template <class View, class Utility>
 struct repair_pass {
   View view;
   Utility utility;
   const double* factors = nullptr;
-  const std::int32_t* left = nullptr;
-  const std::int32_t* right = nullptr;
-  const double* theta = nullptr;
-  const double* mu_scale = nullptr;  ///< per job, null when not smoothing
+  const double* prices = nullptr;       ///< prices of the stored evaluation
+  const double* kappa_scale = nullptr;  ///< per job, null when not smoothing
   double level = 0.0;
+  state_pointers state;
   std::int32_t m = 0;
 
   POPALLOC_HD std::int32_t width() const { return m + 3; }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
-    const std::int32_t l = left[i], r = right[i];
-    const double xl = (1.0 - theta[i]) * option_factor(view, i, l, factors);
-    const double xr = theta[i] * option_factor(view, i, r, factors);
-    double tau = 0.0;
-    if (l >= 0) tau += xl * view.value(i, l);
-    if (r >= 0) tau += xr * view.value(i, r);
-    add_usage(view, i, l, xl, partial);
-    add_usage(view, i, r, xr, partial);
+    const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
+    const std::int32_t options = view.option_count(i);
+    const double normalizer = time_normalizer(view, i, prices, kappa, state);
+    double tau = 0.0, norm2 = 0.0;
+    for (std::int32_t o = 0; o < options; ++o) {
+      const double x0 = state_fraction(view, i, o, prices, kappa, state) * normalizer;
+      if (!(x0 > 0.0)) continue;
+      const double x = x0 * option_factor(view, i, o, factors);
+      tau += x * view.value(i, o);
+      norm2 += x * x;
+      add_usage(view, i, o, x, partial);
+    }
     const double u = utility.value(tau, view.parameters(i));
-    const double mu = mu_scale != nullptr ? level * mu_scale[i] : 0.0;
     partial[m] += u;
-    partial[m + 1] += u - 0.5 * mu * tau * tau;
+    partial[m + 1] += u - 0.5 * kappa * norm2;
     if (!is_finite(u)) partial[m + 2] += 1.0;
   }
 };
 
-/// Writes the scaled allocation of every job: two (option, fraction) pairs and its throughput.
+/// Writes the scaled allocation of every job: the fraction of each option (in the problem's
+/// option order, `option_base(i)` onwards) and the job's throughput.
 template <class View>
 struct export_pass {
   View view;
   const double* factors = nullptr;
-  const std::int32_t* left = nullptr;
-  const std::int32_t* right = nullptr;
-  const double* theta = nullptr;
-  std::int32_t* option_out = nullptr;  ///< 2 per job
-  double* fraction_out = nullptr;      ///< 2 per job
-  double* throughput_out = nullptr;    ///< 1 per job
+  const double* prices = nullptr;
+  const double* kappa_scale = nullptr;
+  double level = 0.0;
+  state_pointers state;
+  double* fraction_out = nullptr;    ///< one per option
+  double* throughput_out = nullptr;  ///< one per job
 
   POPALLOC_HD void operator()(std::int64_t i) const {
-    const std::int32_t o[2] = {left[i], right[i]};
-    const double x[2] = {(1.0 - theta[i]) * option_factor(view, i, o[0], factors),
-                         theta[i] * option_factor(view, i, o[1], factors)};
+    const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
+    const std::int32_t options = view.option_count(i);
+    const std::int64_t base = view.option_base(i);
+    const double normalizer = time_normalizer(view, i, prices, kappa, state);
     double tau = 0.0;
-    for (int k = 0; k < 2; ++k) {
-      const bool used = o[k] >= 0 && x[k] > 0.0;
-      option_out[2 * i + k] = used ? view.option_id(i, o[k]) : -1;
-      fraction_out[2 * i + k] = used ? x[k] : 0.0;
-      if (used) tau += x[k] * view.value(i, o[k]);
+    for (std::int32_t o = 0; o < options; ++o) {
+      double x = state_fraction(view, i, o, prices, kappa, state) * normalizer;
+      x = x > 0.0 ? x * option_factor(view, i, o, factors) : 0.0;
+      fraction_out[base + o] = x;
+      tau += x * view.value(i, o);
     }
     throughput_out[i] = tau;
   }
 };
 
-/// Per-job smoothing scale f'(0+) / max_o a_o (see smoothing_scale).
+/// Per-job regularisation scale (see regularization_scale).
 template <class View, class Utility>
 struct smoothing_scale_pass {
   View view;
   Utility utility;
   double* out = nullptr;
-  POPALLOC_HD void operator()(std::int64_t i) const { out[i] = smoothing_scale(view, i, utility); }
+  POPALLOC_HD void operator()(std::int64_t i) const {
+    out[i] = regularization_scale(view, i, utility);
+  }
 };
 
 /// Marginal value of each resource at an equal-share allocation (resalloc's initial prices,

@@ -14,6 +14,13 @@
 ///   double maximize(double slope, double mu, double lo, double hi,
 ///                   const job_parameters&) const;  // argmax_{lo<=t<=hi} f(t)-mu t^2/2-slope t
 /// \endcode
+/// A piecewise-linear utility must have the shape f(t) = f'(0) min(t, T) + constant (slope
+/// `marginal(0)` up to a saturation throughput T, flat beyond) and also provide
+/// \code
+///   double saturation(const job_parameters&) const;  // T, or HUGE_VAL for none
+/// \endcode
+/// because the solver smooths such utilities by regularising the allocation (see
+/// detail/regularized_response.hpp).
 /// f must be concave and nondecreasing. Mark the member functions POPALLOC_HD to use the utility
 /// with the Thrust CUDA backend.
 #pragma once
@@ -51,6 +58,12 @@ struct has_maximize<U, std::void_t<decltype(double{std::declval<const U&>().maxi
     : std::true_type {};
 
 template <class U, class = void>
+struct has_saturation : std::false_type {};
+template <class U>
+struct has_saturation<U, std::void_t<decltype(double{std::declval<const U&>().saturation(
+                             std::declval<const job_parameters&>())})>> : std::true_type {};
+
+template <class U, class = void>
 struct has_flags : std::false_type {};
 template <class U>
 struct has_flags<U, std::void_t<decltype(bool{U::piecewise_linear}), decltype(bool{U::uses_target}),
@@ -75,6 +88,11 @@ constexpr bool check_utility() {
   static_assert(has_flags<U>::value,
                 "popalloc: utility lacks the static constexpr bool flags piecewise_linear, "
                 "uses_target, requires_positive_weight, requires_positive_throughput");
+  if constexpr (has_flags<U>::value) {
+    static_assert(!U::piecewise_linear || has_saturation<U>::value,
+                  "popalloc: a piecewise_linear utility needs "
+                  "`double saturation(const job_parameters&) const`");
+  }
   return true;
 }
 

@@ -3,6 +3,8 @@
 /// \brief Linear utility f(t) = w t (total weighted throughput).
 #pragma once
 
+#include <cmath>
+
 #include "popalloc/config.hpp"
 #include "popalloc/utility/job_parameters.hpp"
 
@@ -18,6 +20,8 @@ struct linear {
   POPALLOC_HD double value(double t, const job_parameters& job) const { return job.weight * t; }
   POPALLOC_HD double marginal(double /*t*/, const job_parameters& job) const { return job.weight; }
   POPALLOC_HD double curvature(double /*t*/, const job_parameters& /*job*/) const { return 0.0; }
+  /// Throughput beyond which f is flat: none.
+  POPALLOC_HD double saturation(const job_parameters& /*job*/) const { return HUGE_VAL; }
   /// argmax over [lo, hi] of w t - mu t^2 / 2 - slope t; ties (slope == w, mu == 0) go left.
   POPALLOC_HD double maximize(double slope, double mu, double lo, double hi,
                               const job_parameters& job) const {

@@ -24,6 +24,8 @@ struct target_priority {
   POPALLOC_HD double marginal(double t, const job_parameters& job) const {
     return t < job.target ? job.weight : 0.0;
   }
+  /// Throughput beyond which f is flat: the target.
+  POPALLOC_HD double saturation(const job_parameters& job) const { return job.target; }
   /// Zero on both linear pieces, infinite at the kink t == T (locally the optimum does not move).
   POPALLOC_HD double curvature(double t, const job_parameters& job) const {
     return t == job.target ? HUGE_VAL : 0.0;

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief A named problem instance: the dense problem plus job ids and resource names, and the
+/// CSV formats it is read from and written to.
+///
+///   JOBS.csv       id,weight,target,<resource name>,...   (any column order; weight optional,
+///                  default 1; target needed by target-priority; a resource column holds the
+///                  job's throughput there, 0 = cannot use; a missing resource column means 0)
+///   RESOURCES.csv  name,capacity
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <popalloc/dense_problem.hpp>
+
+namespace popalloc_solve {
+
+struct instance {
+  std::vector<std::string> job_ids;
+  std::vector<std::string> resource_names;  ///< column order of problem.throughput
+  popalloc::dense_problem<double> problem;
+};
+
+/// \brief What the chosen utility needs from the data; checked while reading so errors can name
+/// the file and line instead of a row index.
+struct data_requirements {
+  const char* utility_name = "";
+  bool needs_target = false;
+  bool needs_positive_weight = false;
+  bool needs_positive_throughput = false;
+};
+
+/// \brief Reads and checks RESOURCES.csv and JOBS.csv. \throws input_error "FILE:LINE: ...".
+instance read_instance(const std::string& jobs_path, const std::string& resources_path,
+                       const data_requirements& requirements);
+
+/// \brief Writes PREFIX.jobs.csv and PREFIX.resources.csv (exact round trip). \throws input_error.
+void write_instance(const instance& data, const std::string& prefix);
+
+}  // namespace popalloc_solve

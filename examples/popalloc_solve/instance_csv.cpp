@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading and writing the CSV instance format (see instance.hpp). Reading is built for
+// million-row files: the whole file is read at once, fields are string_views into it, numbers
+// go through std::from_chars, and duplicate ids are found with a flat open-addressing table.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "errors.hpp"
+#include "file_io.hpp"
+#include "instance.hpp"
+
+namespace popalloc_solve {
+namespace {
+
+bool is_blank_char(char c) { return c == ' ' || c == '\t'; }
+
+/// A field for an error message: quoted, and shortened so a garbage line cannot flood stderr.
+std::string quoted(std::string_view field) {
+  constexpr std::size_t kMaxShown = 40;
+  if (field.size() > kMaxShown) return "'" + std::string(field.substr(0, kMaxShown)) + "...'";
+  return "'" + std::string(field) + "'";
+}
+
+/// Splits CSV text into records of fields without copying. Blank lines are skipped, CRLF and a
+/// UTF-8 byte order mark are accepted, blanks around fields are trimmed. A field may be quoted
+/// (to hold a comma), but doubled quotes inside it and line breaks inside it are not supported.
+class csv_records {
+ public:
+  csv_records(std::string_view text, const std::string& path) : text_(text), path_(path) {
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") position_ = 3;
+  }
+
+  /// Reads the next non-blank record into `fields`; false at the end of the text.
+  bool next(std::vector<std::string_view>& fields) {
+    const char* const text_end = text_.data() + text_.size();
+    while (position_ < text_.size()) {
+      ++line_;
+      const char* begin = text_.data() + position_;
+      const char* newline = static_cast<const char*>(
+          std::memchr(begin, '\n', static_cast<std::size_t>(text_end - begin)));
+      const char* end = newline != nullptr ? newline : text_end;
+      position_ =
+          static_cast<std::size_t>((newline != nullptr ? newline + 1 : text_end) - text_.data());
+      if (end > begin && end[-1] == '\r') --end;
+      if (std::all_of(begin, end, is_blank_char)) continue;
+      split(begin, end, fields);
+      return true;
+    }
+    return false;
+  }
+
+  /// Line number (1-based) of the record last returned by next().
+  long line() const { return line_; }
+
+  /// An upper bound on the number of records still to come (for reserving memory).
+  std::size_t remaining_records_bound() const {
+    const std::string_view rest = text_.substr(position_);
+    return static_cast<std::size_t>(std::count(rest.begin(), rest.end(), '\n')) + 1;
+  }
+
+ private:
+  void split(const char* p, const char* end, std::vector<std::string_view>& fields) const {
+    fields.clear();
+    for (;;) {
+      while (p < end && is_blank_char(*p)) ++p;
+      if (p < end && *p == '"') {
+        const char* const close = std::find(p + 1, end, '"');
+        if (close == end) fail_at(path_, line_, "unterminated quoted field");
+        if (close + 1 < end && close[1] == '"')
+          fail_at(path_, line_, "doubled quotes inside a quoted field are not supported");
+        fields.emplace_back(p + 1, static_cast<std::size_t>(close - p - 1));
+        p = close + 1;
+        while (p < end && is_blank_char(*p)) ++p;
+        if (p == end) return;
+        if (*p != ',') fail_at(path_, line_, "unexpected text after a quoted field");
+        ++p;
+        continue;
+      }
+      const char* const comma = std::find(p, end, ',');
+      const char* field_end = comma;
+      const char* trimmed_end = field_end;
+      while (trimmed_end > p && is_blank_char(trimmed_end[-1])) --trimmed_end;
+      fields.emplace_back(p, static_cast<std::size_t>(trimmed_end - p));
+      if (comma == end) return;
+      p = comma + 1;
+    }
+  }
+
+  std::string_view text_;
+  const std::string& path_;
+  std::size_t position_ = 0;
+  long line_ = 0;
+};
+
+/// Reports a bad number field. Kept out of line: the message is built only on failure.
+[[noreturn]] void fail_number(std::string_view field, std::string_view column,
+                              const std::string& path, long line, const char* problem) {
+  const std::string shown = field.empty() ? std::string("empty field") : quoted(field);
+  fail_at(path, line, shown + " in column '" + std::string(column) + "' " + problem);
+}
+
+/// A finite number >= 0 from `field`, else input_error naming file, line and column.
+double parse_non_negative(std::string_view field, std::string_view column, const std::string& path,
+                          long line) {
+  if (field.empty()) fail_number(field, column, path, line, "is not a number");
+  const char* first = field.data();
+  const char* last = first + field.size();
+  if (*first == '+') ++first;  // from_chars rejects the '+' that some tools write
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(first, last, value);
+  if (error == std::errc::result_out_of_range)
+    fail_number(field, column, path, line, "is out of the range of a double");
+  if (error != std::errc() || end != last)
+    fail_number(field, column, path, line, "is not a number");
+  if (!std::isfinite(value)) fail_number(field, column, path, line, "is not finite");
+  if (value < 0.0) fail_number(field, column, path, line, "is negative");
+  return value;
+}
+
+void check_field_count(const std::vector<std::string_view>& fields, std::size_t expected,
+                       const std::string& path, long line) {
+  if (fields.size() != expected)
+    fail_at(path, line,
+            "expected " + std::to_string(expected) + " fields as in the header, found " +
+                std::to_string(fields.size()));
+}
+
+bool is_jobs_column_name(std::string_view name) {
+  return name == "id" || name == "weight" || name == "target";
+}
+
+struct resource_table {
+  std::vector<std::string> names;
+  std::vector<double> capacity;
+  std::unordered_map<std::string, std::size_t> index;
+};
+
+resource_table read_resources(const std::string& path) {
+  const std::string text = read_whole_file(path);
+  csv_records records(text, path);
+  std::vector<std::string_view> fields;
+  if (!records.next(fields)) fail_at(path, 1, "file is empty, expected the header 'name,capacity'");
+  const long header_line = records.line();
+  const std::size_t columns = fields.size();
+  std::size_t name_column = columns, capacity_column = columns;
+  for (std::size_t c = 0; c < columns; ++c) {
+    std::size_t* slot = fields[c] == "name"       ? &name_column
+                        : fields[c] == "capacity" ? &capacity_column
+                                                  : nullptr;
+    if (slot == nullptr)
+      fail_at(path, header_line,
+              "unknown column " + quoted(fields[c]) + " (expected the header 'name,capacity')");
+    if (*slot != columns) fail_at(path, header_line, "duplicate column " + quoted(fields[c]));
+    *slot = c;
+  }
+  if (name_column == columns) fail_at(path, header_line, "missing column 'name'");
+  if (capacity_column == columns) fail_at(path, header_line, "missing column 'capacity'");
+
+  resource_table table;
+  std::vector<long> defined_on;
+  while (records.next(fields)) {
+    const long line = records.line();
+    check_field_count(fields, columns, path, line);
+    const std::string_view name = fields[name_column];
+    if (name.empty()) fail_at(path, line, "empty resource name");
+    if (is_jobs_column_name(name))
+      fail_at(path, line,
+              "resource name " + quoted(name) + " is reserved for a column of the jobs file");
+    const auto [where, inserted] = table.index.emplace(std::string(name), table.names.size());
+    if (!inserted)
+      fail_at(path, line,
+              "duplicate resource " + quoted(name) + " (first on line " +
+                  std::to_string(defined_on[where->second]) + ")");
+    table.names.emplace_back(name);
+    table.capacity.push_back(parse_non_negative(fields[capacity_column], "capacity", path, line));
+    defined_on.push_back(line);
+  }
+  if (table.names.empty()) fail_at(path, header_line, "no resources after the header");
+  return table;
+}
+
+/// Detects repeated job ids in one pass with a flat open-addressing table: a node-based hash set
+/// costs several times the memory and time on a million rows. A slot holds the upper 32 bits of
+/// the id's hash (so most probes skip the string comparison) and the row + 1 (0 = empty).
+class duplicate_detector {
+ public:
+  explicit duplicate_detector(std::size_t max_entries) {
+    std::size_t size = 16;
+    while (size < 2 * max_entries) size *= 2;
+    slots_.assign(size, 0);
+  }
+
+  /// Records `ids[row]`; returns the earlier row with the same id, or -1.
+  std::int64_t insert(const std::vector<std::string_view>& ids, std::size_t row) {
+    const std::uint64_t hash = std::hash<std::string_view>{}(ids[row]);
+    const std::uint64_t tag = hash & ~kRowMask;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t slot = static_cast<std::size_t>(hash) & mask;; slot = (slot + 1) & mask) {
+      const std::uint64_t entry = slots_[slot];
+      if (entry == 0) {
+        slots_[slot] = tag | (row + 1);
+        return -1;
+      }
+      const std::size_t other = static_cast<std::size_t>(entry & kRowMask) - 1;
+      if ((entry & ~kRowMask) == tag && ids[other] == ids[row])
+        return static_cast<std::int64_t>(other);
+    }
+  }
+
+ private:
+  static constexpr std::uint64_t kRowMask = 0xFFFFFFFFu;
+  std::vector<std::uint64_t> slots_;
+};
+
+/// Role of a JOBS.csv column: one of these, or the index of a resource (>= 0).
+constexpr long kIdColumn = -1, kWeightColumn = -2, kTargetColumn = -3;
+
+}  // namespace
+
+instance read_instance(const std::string& jobs_path, const std::string& resources_path,
+                       const data_requirements& requirements) {
+  resource_table resources = read_resources(resources_path);
+  const auto m = static_cast<Eigen::Index>(resources.names.size());
+
+  const std::string text = read_whole_file(jobs_path);
+  const std::string& path = jobs_path;
+  csv_records records(text, path);
+  std::vector<std::string_view> fields;
+  if (!records.next(fields))
+    fail_at(path, 1, "file is empty, expected a header 'id,weight,target,<resource>,...'");
+  const long header_line = records.line();
+  const std::size_t columns = fields.size();
+  std::vector<long> role(columns);
+  std::vector<std::string> column_names(fields.begin(), fields.end());
+  bool has_id = false, has_weight = false, has_target = false;
+  std::vector<bool> resource_seen(resources.names.size(), false);
+  for (std::size_t c = 0; c < columns; ++c) {
+    const std::string_view name = fields[c];
+    bool duplicate = false;
+    if (name == "id") {
+      duplicate = std::exchange(has_id, true);
+      role[c] = kIdColumn;
+    } else if (name == "weight") {
+      duplicate = std::exchange(has_weight, true);
+      role[c] = kWeightColumn;
+    } else if (name == "target") {
+      duplicate = std::exchange(has_target, true);
+      role[c] = kTargetColumn;
+    } else {
+      const auto found = resources.index.find(std::string(name));
+      if (found == resources.index.end())
+        fail_at(path, header_line,
+                "unknown column " + quoted(name) + ": not id, weight, target or a resource of " +
+                    resources_path);
+      duplicate = resource_seen[found->second];
+      resource_seen[found->second] = true;
+      role[c] = static_cast<long>(found->second);
+    }
+    if (duplicate) fail_at(path, header_line, "duplicate column " + quoted(name));
+  }
+  if (!has_id) fail_at(path, header_line, "missing column 'id'");
+  if (requirements.needs_target && !has_target)
+    fail_at(path, header_line,
+            std::string("missing column 'target', which the ") + requirements.utility_name +
+                " utility needs");
+
+  const std::size_t row_bound = records.remaining_records_bound();
+  if (row_bound >= std::numeric_limits<std::int32_t>::max())
+    fail_at(path, header_line, "too many lines: at most 2^31 - 2 jobs are supported");
+  instance result;
+  result.resource_names = std::move(resources.names);
+  auto& problem = result.problem;
+  problem.capacity = Eigen::Map<const Eigen::VectorXd>(resources.capacity.data(), m);
+  problem.throughput.setZero(static_cast<Eigen::Index>(row_bound), m);
+  if (has_weight) problem.weight.resize(static_cast<Eigen::Index>(row_bound));
+  if (has_target) problem.target.resize(static_cast<Eigen::Index>(row_bound));
+
+  std::vector<std::string_view> ids;
+  std::vector<long> row_lines;
+  ids.reserve(row_bound);
+  row_lines.reserve(row_bound);
+  duplicate_detector duplicates(row_bound);
+  while (records.next(fields)) {
+    const long line = records.line();
+    check_field_count(fields, columns, path, line);
+    const auto row = static_cast<Eigen::Index>(ids.size());
+    double* throughput = problem.throughput.row(row).data();
+    for (std::size_t c = 0; c < columns; ++c) {
+      const std::string_view field = fields[c];
+      switch (role[c]) {
+        case kIdColumn:
+          if (field.empty()) fail_at(path, line, "empty job id");
+          ids.push_back(field);
+          break;
+        case kWeightColumn: {
+          const double weight = parse_non_negative(field, "weight", path, line);
+          if (requirements.needs_positive_weight && !(weight > 0.0))
+            fail_at(path, line,
+                    std::string("weight must be > 0 for the ") + requirements.utility_name +
+                        " utility");
+          problem.weight[row] = weight;
+          break;
+        }
+        case kTargetColumn:
+          problem.target[row] = parse_non_negative(field, "target", path, line);
+          break;
+        default:
+          throughput[role[c]] = parse_non_negative(field, column_names[c], path, line);
+      }
+    }
+    row_lines.push_back(line);
+    const std::int64_t earlier = duplicates.insert(ids, ids.size() - 1);
+    if (earlier >= 0)
+      fail_at(path, line,
+              "duplicate job id " + quoted(ids.back()) + " (first on line " +
+                  std::to_string(row_lines[static_cast<std::size_t>(earlier)]) + ")");
+    if (requirements.needs_positive_throughput) {
+      bool usable = false;
+      for (Eigen::Index j = 0; j < m && !usable; ++j)
+        usable = throughput[j] > 0.0 && problem.capacity[j] > 0.0;
+      if (!usable)
+        fail_at(path, line,
+                "job " + quoted(ids.back()) +
+                    " has no positive throughput on a resource with capacity > 0, which the " +
+                    requirements.utility_name + " utility needs");
+    }
+  }
+  if (ids.empty()) fail_at(path, header_line, "no jobs after the header");
+
+  const auto n = static_cast<Eigen::Index>(ids.size());
+  problem.throughput.conservativeResize(n, m);
+  if (has_weight) problem.weight.conservativeResize(n);
+  if (has_target) problem.target.conservativeResize(n);
+  result.job_ids.assign(ids.begin(), ids.end());
+  return result;
+}
+
+void write_instance(const instance& data, const std::string& prefix) {
+  const auto& problem = data.problem;
+  const Eigen::Index n = problem.jobs(), m = problem.resources();
+  atomic_output_file resources(prefix + ".resources.csv");
+  atomic_output_file jobs(prefix + ".jobs.csv");
+
+  std::string& r = resources.buffer();
+  r += "name,capacity\n";
+  for (Eigen::Index j = 0; j < m; ++j) {
+    append_csv_field(r, data.resource_names[static_cast<std::size_t>(j)]);
+    r += ',';
+    append_number(r, problem.capacity[j]);
+    r += '\n';
+  }
+
+  const bool has_weight = problem.weight.size() != 0, has_target = problem.target.size() != 0;
+  std::string& out = jobs.buffer();
+  out += "id";
+  if (has_weight) out += ",weight";
+  if (has_target) out += ",target";
+  for (const std::string& name : data.resource_names) {
+    out += ',';
+    append_csv_field(out, name);
+  }
+  out += '\n';
+  for (Eigen::Index i = 0; i < n; ++i) {
+    append_csv_field(out, data.job_ids[static_cast<std::size_t>(i)]);
+    if (has_weight) {
+      out += ',';
+      append_number(out, problem.weight[i]);
+    }
+    if (has_target) {
+      out += ',';
+      append_number(out, problem.target[i]);
+    }
+    for (Eigen::Index j = 0; j < m; ++j) {
+      out += ',';
+      append_number(out, problem.throughput(i, j));
+    }
+    out += '\n';
+    jobs.flush_if_large();
+  }
+  resources.commit();
+  jobs.commit();
+}
+
+}  // namespace popalloc_solve

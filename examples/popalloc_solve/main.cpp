@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: Apache-2.0
+// popalloc-solve: allocates fungible resources to jobs with popalloc's price-discovery dual
+// solver, from CSV files or a generated instance. `popalloc-solve --help` documents the formats.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include <popalloc/popalloc.hpp>
+
+#if defined(POPALLOC_HAS_THRUST) && POPALLOC_HAS_THRUST && __has_include(<popalloc/backend/thrust.hpp>)
+#include <popalloc/backend/thrust.hpp>
+#define POPALLOC_SOLVE_WITH_THRUST 1
+#else
+#define POPALLOC_SOLVE_WITH_THRUST 0
+#endif
+
+#include "errors.hpp"
+#include "file_io.hpp"
+#include "generator.hpp"
+#include "instance.hpp"
+#include "result_files.hpp"
+
+namespace popalloc_solve {
+namespace {
+
+constexpr const char* kUsage = R"(Usage:
+  popalloc-solve --jobs JOBS.csv --resources RESOURCES.csv [--utility UTILITY] [options]
+  popalloc-solve --generate N,M [--seed S] [--write-instance PREFIX] [options]
+  popalloc-solve              solve a generated 1000000 x 8 instance (seed 1, log utility)
+
+Maximizes sum_i f_i(t_i), t_i = sum_j A_ij x_ij, over x_ij >= 0 with sum_j x_ij <= 1 for every
+job i and sum_i x_ij <= R_j for every resource j.
+
+Input:
+  --jobs FILE              header id,weight,target,<resource>,... in any order. weight is
+                           optional (default 1), target is needed by target-priority only, and
+                           each resource column holds the job's throughput A_ij there (0 = cannot
+                           use; a resource without a column is 0 for every job)
+  --resources FILE         header name,capacity
+  --generate N,M           generate N jobs on M resources (r0..r{M-1}) instead of reading files
+  --seed S                 generator seed (default 1)
+  --write-instance PREFIX  also write the instance to PREFIX.jobs.csv and PREFIX.resources.csv
+
+Model and solver:
+  --utility UTILITY        linear | log | power:ALPHA (0 < ALPHA < 1) | target-priority
+                           (default log)
+  --tolerance TOL          stop at this relative duality gap (default 1e-4)
+  --max-iterations N       at most N dual evaluations (default 500)
+  --time-limit SECONDS     wall-clock limit of the solve
+  --threads N              CPU threads (default 0: the OpenMP default)
+  --backend cpu|thrust     compute backend (default cpu)
+  --pop K                  POP partitions; only K = 1 is available in this version
+  --warm-start FILE        start from the prices of an earlier --output file (or of a JSON
+                           object mapping every resource name to its price)
+
+Output:
+  --output FILE            result as JSON: status, objective, dual_bound, relative_gap,
+                           iterations, seconds, n_jobs, n_resources, max_capacity_violation,
+                           utility, prices (resource name -> price)
+  --allocation FILE        allocation as CSV: id,resource,fraction (one row per x_ij > 0)
+  --quiet                  no progress and no summary line
+  --help                   this text
+  --version                versions and available backends
+
+Outputs are replaced atomically and only after a successful solve. Progress goes to stderr
+after the first second, the summary line to stdout. Ctrl-C stops the solve early and still
+writes the best allocation found (exit status 130).
+
+Exit status: 0 solved (also when an iteration or time limit stopped it or the solver stalled:
+the status says which), 2 usage or input error (nothing is written), 1 internal error or a
+numerical failure of the solve.
+)";
+
+// ---- Command line ---------------------------------------------------------------------------
+
+/// The options a flag-value pair can name; `takes_value` false means a flag.
+struct option_spec {
+  std::string_view name;
+  bool takes_value;
+};
+
+constexpr option_spec kOptions[] = {
+    {"jobs", true},
+    {"resources", true},
+    {"utility", true},
+    {"tolerance", true},
+    {"max-iterations", true},
+    {"time-limit", true},
+    {"threads", true},
+    {"backend", true},
+    {"pop", true},
+    {"warm-start", true},
+    {"output", true},
+    {"allocation", true},
+    {"generate", true},
+    {"seed", true},
+    {"write-instance", true},
+    {"quiet", false},
+    {"help", false},
+    {"version", false},
+    // Hidden: times reading --jobs/--resources and exits (the CLI tests report the speed).
+    {"benchmark-read", false},
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  throw input_error(what + " (see popalloc-solve --help)");
+}
+
+/// Given options by name (flags map to ""); accepts "--name value" and "--name=value".
+std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
+  std::map<std::string, std::string, std::less<>> given;
+  for (int k = 1; k < argc; ++k) {
+    std::string_view argument = argv[k];
+    if (argument.substr(0, 2) != "--" || argument.size() == 2)
+      usage_error("unexpected argument '" + std::string(argument) + "'");
+    argument.remove_prefix(2);
+    const std::size_t equals = argument.find('=');
+    const std::string_view name = argument.substr(0, equals);
+    const auto spec = std::find_if(std::begin(kOptions), std::end(kOptions),
+                                   [&](const option_spec& o) { return o.name == name; });
+    if (spec == std::end(kOptions)) usage_error("unknown option '--" + std::string(name) + "'");
+    std::string value;
+    if (spec->takes_value) {
+      if (equals != std::string_view::npos) {
+        value = argument.substr(equals + 1);
+      } else if (k + 1 < argc) {
+        value = argv[++k];
+      } else {
+        usage_error("option --" + std::string(name) + " needs a value");
+      }
+    } else if (equals != std::string_view::npos) {
+      usage_error("option --" + std::string(name) + " takes no value");
+    }
+    if (!given.emplace(std::string(name), std::move(value)).second)
+      usage_error("option --" + std::string(name) + " given twice");
+  }
+  return given;
+}
+
+long long parse_integer(std::string_view text, const std::string& option, long long minimum) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty())
+    usage_error(option + ": '" + std::string(text) + "' is not an integer");
+  if (value < minimum) usage_error(option + " must be >= " + std::to_string(minimum));
+  return value;
+}
+
+int parse_int(std::string_view text, const std::string& option, int minimum) {
+  const long long value = parse_integer(text, option, minimum);
+  if (value > std::numeric_limits<int>::max()) usage_error(option + " is too large");
+  return static_cast<int>(value);
+}
+
+double parse_positive(std::string_view text, const std::string& option) {
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty())
+    usage_error(option + ": '" + std::string(text) + "' is not a number");
+  if (!(value > 0.0)) usage_error(option + " must be > 0");
+  return value;
+}
+
+using utility_variant = std::variant<popalloc::utility::linear, popalloc::utility::log,
+                                     popalloc::utility::power, popalloc::utility::target_priority>;
+
+struct chosen_utility {
+  utility_variant utility;
+  std::string name;
+};
+
+chosen_utility parse_utility(const std::string& spec) {
+  if (spec == "linear") return {popalloc::utility::linear{}, spec};
+  if (spec == "log") return {popalloc::utility::log{}, spec};
+  if (spec == "target-priority" || spec == "target_priority")
+    return {popalloc::utility::target_priority{}, "target-priority"};
+  if (spec.rfind("power:", 0) == 0) {
+    const std::string_view alpha_text = std::string_view(spec).substr(6);
+    double alpha = 0.0;
+    const auto [end, error] =
+        std::from_chars(alpha_text.data(), alpha_text.data() + alpha_text.size(), alpha);
+    if (error != std::errc() || end != alpha_text.data() + alpha_text.size() ||
+        alpha_text.empty() || !(alpha > 0.0 && alpha < 1.0))
+      usage_error("--utility power:ALPHA needs a number 0 < ALPHA < 1, got '" +
+                  std::string(alpha_text) + "'");
+    return {popalloc::utility::power(alpha), spec};
+  }
+  usage_error("unknown utility '" + spec + "' (linear, log, power:ALPHA or target-priority)");
+}
+
+data_requirements requirements_of(const chosen_utility& chosen) {
+  return std::visit(
+      [&](const auto& utility) {
+        using utility_type = std::decay_t<decltype(utility)>;
+        return data_requirements{chosen.name.c_str(), utility_type::uses_target,
+                                 utility_type::requires_positive_weight,
+                                 utility_type::requires_positive_throughput};
+      },
+      chosen.utility);
+}
+
+enum class backend_kind { cpu, thrust };
+
+struct settings {
+  // Input: either files or the generator.
+  std::string jobs_path, resources_path;
+  bool generate = false;
+  generator_settings generator;
+  std::string write_instance_prefix;
+  chosen_utility utility{popalloc::utility::log{}, "log"};
+  popalloc::solver_options options;
+  backend_kind backend = backend_kind::cpu;
+  std::string warm_start_path, output_path, allocation_path;
+  bool quiet = false;
+  bool benchmark_read = false;
+};
+
+settings interpret(const std::map<std::string, std::string, std::less<>>& given) {
+  auto value_of = [&](const char* name) -> const std::string* {
+    const auto found = given.find(name);
+    return found == given.end() ? nullptr : &found->second;
+  };
+  settings result;
+  const std::string* jobs = value_of("jobs");
+  const std::string* resources = value_of("resources");
+  const std::string* generate = value_of("generate");
+  if (generate != nullptr && (jobs != nullptr || resources != nullptr))
+    usage_error("--generate cannot be combined with --jobs/--resources");
+  if ((jobs == nullptr) != (resources == nullptr))
+    usage_error("--jobs and --resources must be given together");
+  if (jobs != nullptr) {
+    result.jobs_path = *jobs;
+    result.resources_path = *resources;
+  } else {
+    // No input files: the generator, with the default 1000000 x 8 size unless --generate says.
+    result.generate = true;
+    if (generate != nullptr) {
+      const std::size_t comma = generate->find(',');
+      if (comma == std::string::npos) usage_error("--generate expects N,M (jobs,resources)");
+      result.generator.jobs = parse_integer(generate->substr(0, comma), "--generate N", 1);
+      result.generator.resources = parse_integer(generate->substr(comma + 1), "--generate M", 1);
+      if (result.generator.jobs > std::numeric_limits<std::int32_t>::max() ||
+          result.generator.resources > std::numeric_limits<std::int32_t>::max())
+        usage_error("--generate: N and M must be below 2^31");
+    }
+  }
+  if (const std::string* seed = value_of("seed")) {
+    if (!result.generate) usage_error("--seed only applies to --generate");
+    result.generator.seed = static_cast<std::uint64_t>(parse_integer(*seed, "--seed", 0));
+  }
+  if (const std::string* prefix = value_of("write-instance")) {
+    if (prefix->empty()) usage_error("--write-instance needs a non-empty PREFIX");
+    result.write_instance_prefix = *prefix;
+  }
+  if (const std::string* utility = value_of("utility")) result.utility = parse_utility(*utility);
+  if (const std::string* tolerance = value_of("tolerance"))
+    result.options.relative_gap = parse_positive(*tolerance, "--tolerance");
+  if (const std::string* iterations = value_of("max-iterations"))
+    result.options.max_iterations = parse_int(*iterations, "--max-iterations", 1);
+  if (const std::string* limit = value_of("time-limit"))
+    result.options.time_limit_seconds = parse_positive(*limit, "--time-limit");
+  if (const std::string* threads = value_of("threads"))
+    result.options.threads = parse_int(*threads, "--threads", 0);
+  if (const std::string* backend = value_of("backend")) {
+    if (*backend == "thrust") {
+      if (!POPALLOC_SOLVE_WITH_THRUST)
+        throw input_error(
+            "--backend thrust: this build has no Thrust backend; rebuild with "
+            "-DPOPALLOC_ENABLE_THRUST=ON");
+      result.backend = backend_kind::thrust;
+    } else if (*backend != "cpu") {
+      usage_error("unknown backend '" + *backend + "' (cpu or thrust)");
+    }
+  }
+  if (const std::string* pop = value_of("pop")) {
+    if (parse_integer(*pop, "--pop", 1) > 1)
+      throw input_error(
+          "--pop " + *pop +
+          ": POP partitioning is not available in this version of popalloc; use --pop 1 "
+          "(solve the whole problem at once)");
+  }
+  if (const std::string* path = value_of("warm-start")) result.warm_start_path = *path;
+  if (const std::string* path = value_of("output")) result.output_path = *path;
+  if (const std::string* path = value_of("allocation")) result.allocation_path = *path;
+  if (!result.output_path.empty() && result.output_path == result.allocation_path)
+    usage_error("--output and --allocation name the same file");
+  result.quiet = given.count("quiet") != 0;
+  result.benchmark_read = given.count("benchmark-read") != 0;
+  if (result.benchmark_read && result.generate)
+    usage_error("--benchmark-read needs --jobs and --resources");
+  return result;
+}
+
+// ---- Solve ---------------------------------------------------------------------------------
+
+/// Set by SIGINT; the progress callback then asks the solver to stop.
+volatile std::sig_atomic_t interrupt_requested = 0;
+
+extern "C" void on_interrupt(int /*signal*/) {
+  if (interrupt_requested != 0) {  // a second Ctrl-C: the user does not want to wait
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+  interrupt_requested = 1;
+}
+
+/// Prints progress to stderr, but only for solves that take long enough for a user to wonder.
+class progress_reporter {
+ public:
+  explicit progress_reporter(bool enabled) : enabled_(enabled) {}
+
+  popalloc::callback_action operator()(const popalloc::progress& info) {
+    if (interrupt_requested != 0) return popalloc::callback_action::stop;
+    if (enabled_ && info.elapsed_seconds >= next_report_seconds_) {
+      std::fprintf(stderr, "  iteration %5d  relative gap %10.3e  elapsed %7.1f s\n",
+                   info.iteration, info.relative_gap, info.elapsed_seconds);
+      next_report_seconds_ = info.elapsed_seconds + kReportInterval;
+    }
+    return popalloc::callback_action::proceed;
+  }
+
+ private:
+  static constexpr double kReportInterval = 0.5;
+  bool enabled_;
+  double next_report_seconds_ = 1.0;  // quiet for the first second
+};
+
+template <class Utility>
+popalloc::solve_result solve_on(backend_kind backend,
+                                const popalloc::dense_problem<double>& problem,
+                                const Utility& utility, const popalloc::solver_options& options,
+                                const popalloc::progress_callback& callback) {
+#if POPALLOC_SOLVE_WITH_THRUST
+  if (backend == backend_kind::thrust)
+    return popalloc::solve<popalloc::backend::thrust>(problem, utility, options, callback);
+#else
+  (void)backend;  // interpret() rejects --backend thrust in this build
+#endif
+  return popalloc::solve<popalloc::backend::cpu>(problem, utility, options, callback);
+}
+
+int exit_status_for(popalloc::solve_status status) {
+  switch (status) {
+    case popalloc::solve_status::converged:
+    case popalloc::solve_status::iteration_limit:
+    case popalloc::solve_status::time_limit:
+    case popalloc::solve_status::stalled:  // a feasible allocation with a valid bound: usable
+      return 0;
+    case popalloc::solve_status::interrupted:
+      return 130;  // the shell convention for "stopped by SIGINT"
+    default:
+      return 1;
+  }
+}
+
+int benchmark_read(const settings& config) {
+  const auto start = std::chrono::steady_clock::now();
+  const instance data =
+      read_instance(config.jobs_path, config.resources_path, requirements_of(config.utility));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double megabytes = static_cast<double>(read_whole_file(config.jobs_path).size() +
+                                               read_whole_file(config.resources_path).size()) /
+                           1e6;
+  std::printf("read %lld jobs x %lld resources (%.1f MB) in %.3f s: %.0f MB/s\n",
+              static_cast<long long>(data.problem.jobs()),
+              static_cast<long long>(data.problem.resources()), megabytes, seconds,
+              megabytes / seconds);
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  const auto given = parse_arguments(argc, argv);
+  if (given.count("help") != 0) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (given.count("version") != 0) {
+    std::printf("popalloc-solve %s (backends: cpu%s; OpenMP %s)\n", popalloc::version_string,
+                POPALLOC_SOLVE_WITH_THRUST ? ", thrust" : "",
+                POPALLOC_OPENMP_ACTIVE ? "on" : "off");
+    return 0;
+  }
+  settings config = interpret(given);
+  if (config.benchmark_read) return benchmark_read(config);
+
+  // Everything that can be wrong with the input is found before any output file is touched.
+  const instance data = config.generate ? generate_instance(config.generator)
+                                        : read_instance(config.jobs_path, config.resources_path,
+                                                        requirements_of(config.utility));
+  if (!config.warm_start_path.empty())
+    config.options.warm_start_prices =
+        read_warm_start_prices(config.warm_start_path, data.resource_names);
+  config.options.validate();
+  std::visit([&](const auto& utility) { data.problem.validate(utility); }, config.utility.utility);
+  std::vector<std::string> outputs = {config.output_path, config.allocation_path};
+  if (!config.write_instance_prefix.empty()) {
+    outputs.push_back(config.write_instance_prefix + ".jobs.csv");
+    outputs.push_back(config.write_instance_prefix + ".resources.csv");
+  }
+  for (const std::string& path : outputs)
+    if (!path.empty()) check_output_path(path);
+
+  if (!config.write_instance_prefix.empty()) write_instance(data, config.write_instance_prefix);
+
+  progress_reporter reporter(!config.quiet);
+  const popalloc::progress_callback callback = std::ref(reporter);
+  const auto previous_handler = std::signal(SIGINT, on_interrupt);
+  const auto start = std::chrono::steady_clock::now();
+  const popalloc::solve_result result = std::visit(
+      [&](const auto& utility) {
+        return solve_on(config.backend, data.problem, utility, config.options, callback);
+      },
+      config.utility.utility);
+  run_summary summary;
+  summary.solve_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::signal(SIGINT, previous_handler == SIG_ERR ? SIG_DFL : previous_handler);
+  summary.utility_name = config.utility.name;
+
+  if (!config.quiet) {
+    std::printf(
+        "status %s  objective %.10g  dual bound %.10g  relative gap %.3e  iterations %d  "
+        "seconds %.3f\n",
+        popalloc::to_string(result.status), result.primal_objective, result.dual_bound,
+        result.relative_gap, result.iterations, summary.solve_seconds);
+    std::fflush(stdout);
+  }
+  if (!config.output_path.empty()) write_result_json(config.output_path, data, result, summary);
+  if (!config.allocation_path.empty()) write_allocation_csv(config.allocation_path, data, result);
+  const int status = exit_status_for(result.status);
+  if (status == 1)
+    std::fprintf(stderr, "popalloc-solve: the solve ended with status %s\n",
+                 popalloc::to_string(result.status));
+  return status;
+}
+
+}  // namespace
+}  // namespace popalloc_solve
+
+int main(int argc, char** argv) {
+  try {
+    return popalloc_solve::run(argc, argv);
+  } catch (const popalloc_solve::input_error& e) {
+    std::fprintf(stderr, "popalloc-solve: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_problem& e) {
+    std::fprintf(stderr, "popalloc-solve: invalid problem: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_options& e) {
+    std::fprintf(stderr, "popalloc-solve: invalid option: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "popalloc-solve: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "popalloc-solve: internal error: %s\n", e.what());
+    return 1;
+  }
+}

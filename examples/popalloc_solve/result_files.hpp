@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief RESULT.json and ALLOCATION.csv output, and warm-start prices read back from JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <popalloc/result.hpp>
+
+#include "instance.hpp"
+
+namespace popalloc_solve {
+
+/// \brief What RESULT.json records besides the solver's result.
+struct run_summary {
+  std::string utility_name;
+  double solve_seconds = 0.0;  ///< wall time around popalloc::solve (no file reading)
+};
+
+/// \brief Writes RESULT.json: status, objective, dual_bound, relative_gap, iterations, seconds,
+/// n_jobs, n_resources, max_capacity_violation, utility and prices (resource name -> price).
+/// Non-finite numbers become null. \throws input_error if the file cannot be written.
+void write_result_json(const std::string& path, const instance& data,
+                       const popalloc::solve_result& result, const run_summary& summary);
+
+/// \brief Writes ALLOCATION.csv: header id,resource,fraction and one row per positive x_ij.
+void write_allocation_csv(const std::string& path, const instance& data,
+                          const popalloc::solve_result& result);
+
+/// \brief Prices in the order of `resource_names`, from a JSON object mapping every resource
+/// name to a price, or from a whole RESULT.json (its "prices" object).
+/// \throws input_error "FILE:LINE: ..." for malformed JSON, unknown, repeated or missing
+/// resources and prices that are not finite numbers >= 0.
+Eigen::VectorXd read_warm_start_prices(const std::string& path,
+                                       const std::vector<std::string>& resource_names);
+
+}  // namespace popalloc_solve

@@ -1,0 +1,385 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end tests of the popalloc-solve example:
+#   bash tests/cli/run_cli_tests.sh /path/to/popalloc-solve SCRATCH_DIR
+# Runs every case even after a failure and ends with the line "cli: N passed, M failed"; the exit
+# status is 1 if any case failed, 77 (CTest SKIP_RETURN_CODE) without python3, 2 on bad usage.
+# Uses python3 (standard library only) to parse JSON and check the CSV outputs. Compares the
+# linear objective with COIN-OR CLP's `clp` program when it is installed.
+set -u
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 POPALLOC_SOLVE_BINARY SCRATCH_DIR" >&2
+  exit 2
+fi
+BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+if [[ ! -x "$BIN" ]]; then
+  echo "cli: $1 is not an executable" >&2
+  exit 2
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "cli: python3 not found, skipping"
+  exit 77
+fi
+mkdir -p "$2"
+WORK="$(mktemp -d "$2/cli.XXXXXX")"
+cd "$WORK" || exit 2
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); }
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL: $*"
+}
+# check NAME COMMAND...: one case, passed when COMMAND succeeds.
+check() {
+  local name="$1"
+  shift
+  if "$@"; then pass; else fail "$name"; fi
+}
+
+# Conditions for check, about the last run.
+exited() { [[ $rc -eq $1 ]]; }
+stdout_has() { grep -qF -- "$1" out.txt; }
+stderr_has() { grep -qF -- "$1" err.txt; }
+nothing_printed() { [[ ! -s out.txt && ! -s err.txt ]]; }
+result_status_is() { [[ "$(python3 helper.py field "$1" status)" == "$2" ]]; }
+result_readable() { python3 helper.py field "$1" n_jobs >/dev/null; }
+
+# run ARGS...: runs the binary, stdout to out.txt, stderr to err.txt, exit status to $rc.
+run() {
+  "$BIN" "$@" >out.txt 2>err.txt
+  rc=$?
+}
+
+# ---- Python helpers (JSON parsing, output validation, LP export) --------------------------------
+cat >helper.py <<'PYTHON'
+import csv, json, math, sys
+
+def load_result(path):
+    with open(path) as f:
+        return json.load(f)  # fails on NaN/Infinity tokens too: they are not JSON
+
+def capacities(resources_csv):
+    with open(resources_csv) as f:
+        return {row["name"]: float(row["capacity"]) for row in csv.DictReader(f)}
+
+def cmd_result(path, utility, resources_csv):
+    r = load_result(path)
+    errors = []
+    for key in ["status", "objective", "dual_bound", "relative_gap", "iterations", "seconds",
+                "n_jobs", "n_resources", "prices", "max_capacity_violation"]:
+        if key not in r:
+            errors.append("missing key " + key)
+    if errors:
+        return errors
+    if r["status"] not in ("converged", "iteration_limit"):
+        errors.append("status " + r["status"])
+    gap = r["relative_gap"]
+    if utility == "target-priority":
+        if not isinstance(gap, (int, float)):
+            errors.append("relative_gap is not a number: %r" % (gap,))
+    elif not (isinstance(gap, (int, float)) and gap < 1e-3):
+        errors.append("relative_gap %r is not < 1e-3" % (gap,))
+    caps = capacities(resources_csv)
+    if not (r["max_capacity_violation"] <= 1e-9 * min(caps.values())):
+        errors.append("max_capacity_violation %r" % r["max_capacity_violation"])
+    if set(r["prices"]) != set(caps):
+        errors.append("prices are not keyed by the resources")
+    if r["n_resources"] != len(caps):
+        errors.append("n_resources %r" % r["n_resources"])
+    if not all(isinstance(p, (int, float)) and p >= 0 for p in r["prices"].values()):
+        errors.append("prices are not numbers >= 0")
+    return errors
+
+def cmd_allocation(allocation_csv, jobs_csv, resources_csv):
+    caps = capacities(resources_csv)
+    with open(jobs_csv) as f:
+        jobs = [row["id"] for row in csv.DictReader(f)]
+    job_set = set(jobs)
+    per_job, per_resource, errors = {}, {name: 0.0 for name in caps}, []
+    with open(allocation_csv) as f:
+        reader = csv.reader(f)
+        if next(reader) != ["id", "resource", "fraction"]:
+            return ["bad header"]
+        for row in reader:
+            job, resource, fraction = row[0], row[1], float(row[2])
+            if job not in job_set or resource not in caps:
+                errors.append("unknown job or resource in %r" % row)
+                continue
+            if not (0.0 < fraction <= 1.0):
+                errors.append("fraction out of (0,1]: %r" % row)
+            per_job[job] = per_job.get(job, 0.0) + fraction
+            per_resource[resource] += fraction
+    errors += ["job %s uses %r > 1" % (j, s) for j, s in per_job.items() if s > 1 + 1e-9]
+    errors += ["resource %s uses %r > capacity %r" % (name, used, caps[name])
+               for name, used in per_resource.items() if used > caps[name] * (1 + 1e-9)]
+    if not per_job:
+        errors.append("empty allocation")
+    return errors
+
+def cmd_same_objective(a, b):
+    x, y = load_result(a)["objective"], load_result(b)["objective"]
+    if abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1e-300):
+        return []
+    return ["objectives differ: %r vs %r" % (x, y)]
+
+def cmd_not_more_iterations(warm, cold):
+    w, c = load_result(warm), load_result(cold)
+    errors = []
+    if w["status"] != "converged":
+        errors.append("warm start status " + w["status"])
+    if w["iterations"] > c["iterations"]:
+        errors.append("warm start took %d iterations, cold %d" % (w["iterations"], c["iterations"]))
+    return errors
+
+def cmd_field(path, key):
+    print(load_result(path)[key])
+    return []
+
+def cmd_prices_only(result, out):
+    with open(out, "w") as f:
+        json.dump(load_result(result)["prices"], f, indent=1)
+    return []
+
+def cmd_write_mps(jobs_csv, resources_csv, out):
+    # max sum_ij w_i A_ij x_ij  s.t.  sum_j x_ij <= 1,  sum_i x_ij <= R_j,  x >= 0
+    caps = capacities(resources_csv)
+    names = list(caps)
+    with open(jobs_csv) as f:
+        jobs = list(csv.DictReader(f))
+    lines = ["NAME POPALLOC FREE", "ROWS", " N  OBJ"]  # FREE: long numbers and names
+    lines += [" L  J%d" % i for i in range(len(jobs))]
+    lines += [" L  R%d" % j for j in range(len(names))]
+    lines.append("COLUMNS")
+    for i, job in enumerate(jobs):
+        weight = float(job.get("weight") or 1.0)
+        for j, name in enumerate(names):
+            a = float(job.get(name) or 0.0)
+            if a > 0:
+                var = "X%d_%d" % (i, j)
+                lines.append("    %s OBJ %.17g J%d 1" % (var, weight * a, i))
+                lines.append("    %s R%d 1" % (var, j))
+    lines.append("RHS")
+    lines += ["    RHS J%d 1" % i for i in range(len(jobs))]
+    lines += ["    RHS R%d %.17g" % (j, caps[name]) for j, name in enumerate(names)]
+    lines.append("ENDATA")
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return []
+
+def cmd_matches_lp(result, clp_output):
+    optimum = None
+    with open(clp_output) as f:
+        for line in f:
+            if line.startswith("Optimal objective"):
+                optimum = float(line.split()[2])
+    if optimum is None:
+        return ["no optimal objective in the clp output"]
+    r = load_result(result)
+    scale = max(abs(optimum), 1.0)
+    errors = []
+    if r["objective"] > optimum + 1e-6 * scale:
+        errors.append("objective %r above the LP optimum %r" % (r["objective"], optimum))
+    if r["dual_bound"] < optimum - 1e-6 * scale:
+        errors.append("dual bound %r below the LP optimum %r" % (r["dual_bound"], optimum))
+    if optimum - r["objective"] > 2e-4 * scale:
+        errors.append("objective %r too far below the LP optimum %r" % (r["objective"], optimum))
+    return errors
+
+if __name__ == "__main__":
+    problems = globals()["cmd_" + sys.argv[1]](*sys.argv[2:])
+    for problem in problems:
+        print("  " + problem)
+    sys.exit(1 if problems else 0)
+PYTHON
+py() { python3 helper.py "$@"; }
+
+# ---- Usage ----------------------------------------------------------------------------------------
+run --help
+check "--help exits 0" exited 0
+check "--help documents --jobs" stdout_has "--jobs"
+check "--help documents --generate" stdout_has "--generate"
+run --version
+check "--version exits 0" exited 0
+check "--version names the program" stdout_has "popalloc-solve"
+
+# ---- Every utility on a generated instance --------------------------------------------------------
+for utility in linear log power:0.5 target-priority; do
+  name="${utility%%:*}"
+  run --generate 2000,6 --seed 7 --utility "$utility" --write-instance "$name" \
+    --output "$name.json" --allocation "$name.alloc.csv" --quiet
+  check "$utility: exit status 0 (got $rc: $(head -c 300 err.txt))" exited 0
+  check "$utility: --quiet prints nothing" nothing_printed
+  check "$utility: result JSON" py result "$name.json" "$utility" "$name.resources.csv"
+  check "$utility: allocation rows are feasible" \
+    py allocation "$name.alloc.csv" "$name.jobs.csv" "$name.resources.csv"
+done
+
+# ---- Round trip: generated instance -> CSV -> solve gives the same result ------------------------
+for name in log linear; do
+  run --jobs "$name.jobs.csv" --resources "$name.resources.csv" --utility "$name" \
+    --output "$name.files.json" --write-instance "$name.again" --quiet
+  check "$name round trip: exit status 0" exited 0
+  check "$name round trip: same objective" py same_objective "$name.json" "$name.files.json"
+  check "$name round trip: rewritten jobs file is identical" cmp -s "$name.jobs.csv" "$name.again.jobs.csv"
+  check "$name round trip: rewritten resources file is identical" \
+    cmp -s "$name.resources.csv" "$name.again.resources.csv"
+done
+
+# ---- Summary line, limits -------------------------------------------------------------------------
+run --generate 2000,6 --seed 7
+check "default utility: exit 0" exited 0
+check "summary line on stdout" stdout_has "status "
+run --generate 2000,6 --seed 7 --utility log --max-iterations 1 --output limit.json --quiet
+check "iteration limit: exit 0" exited 0
+check "iteration limit: status iteration_limit" result_status_is limit.json iteration_limit
+run --generate 2000,6 --seed 7 --utility log --time-limit 1e-9 --output time.json --quiet
+check "time limit: exit 0" exited 0
+check "time limit: status time_limit" result_status_is time.json time_limit
+run --generate 2000,6 --seed 7 --utility log --pop 1 --backend cpu --threads 1 --tolerance 1e-3 --quiet
+check "--pop 1 --backend cpu --threads 1 --tolerance 1e-3 accepted" exited 0
+
+# ---- Warm start (linear: the utility whose cold solve converges reliably) -------------------------
+run --jobs linear.jobs.csv --resources linear.resources.csv --utility linear \
+  --warm-start linear.json --output warm.json --quiet
+check "warm start from a RESULT.json: exit 0" exited 0
+check "warm start: converged in no more iterations than cold" \
+  py not_more_iterations warm.json linear.json
+py prices_only linear.json prices.json >/dev/null
+run --generate 2000,6 --seed 7 --utility linear --warm-start prices.json --output warm2.json --quiet
+check "warm start from a bare prices object" py not_more_iterations warm2.json linear.json
+
+# ---- Outputs are replaced atomically --------------------------------------------------------------
+echo SENTINEL >existing.json
+run --generate 200,3 --output existing.json --quiet
+check "an existing output file is replaced" result_readable existing.json
+run --generate 200,3 --output no/such/dir/result.json --quiet
+check "output in a missing directory: exit 2" exited 2
+check "output in a missing directory: named in the message" stderr_has "no/such/dir/result.json"
+
+# ---- Input errors: exit 2, FILE:LINE in the message, outputs untouched ----------------------------
+# expect_error NAME LOCATION ARGS...: exit status 2, stderr contains LOCATION, out.json keeps its
+# sentinel content, new.csv is not created and no temporary file is left behind.
+expect_error() {
+  local name="$1" location="$2"
+  shift 2
+  echo SENTINEL >out.json
+  rm -f new.csv
+  run "$@" --output out.json --allocation new.csv
+  local problems=""
+  [[ $rc -eq 2 ]] || problems+=" exit status $rc;"
+  grep -qF -- "$location" err.txt || problems+=" message lacks '$location': $(head -c 300 err.txt);"
+  [[ "$(cat out.json)" == SENTINEL ]] || problems+=" out.json was modified;"
+  [[ ! -e new.csv ]] || problems+=" new.csv was created;"
+  compgen -G "*.tmp.*" >/dev/null && problems+=" temporary file left;"
+  if [[ -z "$problems" ]]; then pass; else fail "$name:$problems"; fi
+}
+
+printf 'name,capacity\ngpu,2\ncpu,3\n' >res.csv
+# bad_jobs NAME LOCATION CONTENT [extra args]: a jobs file with CONTENT against res.csv
+bad_jobs() {
+  local name="$1" location="$2" content="$3"
+  shift 3
+  printf '%b' "$content" >bad.jobs.csv
+  expect_error "$name" "$location" --jobs bad.jobs.csv --resources res.csv "$@"
+}
+bad_jobs "empty jobs file" "bad.jobs.csv:1:" ''
+bad_jobs "blank jobs file" "bad.jobs.csv:1:" '\n\n'
+bad_jobs "missing id column" "bad.jobs.csv:1:" 'weight,gpu\n1,2\n'
+bad_jobs "unknown column (resource not in RESOURCES.csv)" "bad.jobs.csv:1:" 'id,gpu,tpu\na,1,2\n'
+bad_jobs "duplicate column" "bad.jobs.csv:1:" 'id,gpu,gpu\na,1,2\n'
+bad_jobs "non-numeric throughput" "bad.jobs.csv:3:" 'id,gpu,cpu\na,1,2\nb,x1,2\n'
+bad_jobs "number with trailing text" "bad.jobs.csv:2:" 'id,gpu\na,1.5x\n'
+bad_jobs "empty number field" "bad.jobs.csv:2:" 'id,gpu,cpu\na,,1\n'
+bad_jobs "NaN throughput" "bad.jobs.csv:2:" 'id,gpu\na,nan\n'
+bad_jobs "infinite throughput" "bad.jobs.csv:3:" 'id,gpu\na,1\nb,inf\n'
+bad_jobs "overflowing throughput" "bad.jobs.csv:2:" 'id,gpu\na,1e999\n'
+bad_jobs "negative throughput" "bad.jobs.csv:2:" 'id,gpu\na,-1\n'
+bad_jobs "negative weight" "bad.jobs.csv:3:" 'id,weight,gpu\na,1,1\nb,-2,1\n' --utility linear
+bad_jobs "zero weight with log" "bad.jobs.csv:2:" 'id,weight,gpu\na,0,1\n' --utility log
+bad_jobs "negative target" "bad.jobs.csv:2:" 'id,target,gpu\na,-1,1\n' --utility target-priority
+bad_jobs "duplicate id" "bad.jobs.csv:4:" 'id,gpu\na,1\nb,1\na,1\n'
+bad_jobs "empty id" "bad.jobs.csv:2:" 'id,gpu\n,1\n'
+bad_jobs "ragged row (too few fields)" "bad.jobs.csv:3:" 'id,gpu,cpu\na,1,2\nb,1\n'
+bad_jobs "ragged row (too many fields)" "bad.jobs.csv:2:" 'id,gpu\na,1,2\n'
+bad_jobs "no jobs" "bad.jobs.csv:1:" 'id,gpu,cpu\n'
+bad_jobs "target missing for target-priority" "bad.jobs.csv:1:" 'id,gpu\na,1\n' \
+  --utility target-priority
+bad_jobs "job without usable resource under log" "bad.jobs.csv:3:" 'id,gpu\na,1\nb,0\n' --utility log
+bad_jobs "unterminated quote" "bad.jobs.csv:2:" 'id,gpu\n"a,1\n'
+expect_error "missing jobs file" "missing.jobs.csv" --jobs missing.jobs.csv --resources res.csv
+
+printf 'id,gpu,cpu\na,1,2\n' >good.jobs.csv
+# bad_resources NAME LOCATION CONTENT: good.jobs.csv against a resources file with CONTENT
+bad_resources() {
+  printf '%b' "$3" >bad.res.csv
+  expect_error "$1" "$2" --jobs good.jobs.csv --resources bad.res.csv
+}
+bad_resources "empty resources file" "bad.res.csv:1:" ''
+bad_resources "resources without capacity column" "bad.res.csv:1:" 'name\ngpu\ncpu\n'
+bad_resources "unknown resources column" "bad.res.csv:1:" 'name,capacity,price\ngpu,1,2\n'
+bad_resources "no resources" "bad.res.csv:1:" 'name,capacity\n'
+bad_resources "negative capacity" "bad.res.csv:3:" 'name,capacity\ngpu,2\ncpu,-3\n'
+bad_resources "non-numeric capacity" "bad.res.csv:2:" 'name,capacity\ngpu,two\ncpu,3\n'
+bad_resources "duplicate resource" "bad.res.csv:4:" 'name,capacity\ngpu,2\ncpu,3\ngpu,1\n'
+bad_resources "ragged resources row" "bad.res.csv:2:" 'name,capacity\ngpu\ncpu,3\n'
+# Resources without a jobs column are fine (throughput 0 for every job).
+printf 'name,capacity\ngpu,2\ncpu,3\nfpga,4\n' >more.res.csv
+run --jobs good.jobs.csv --resources more.res.csv --utility log --quiet
+check "a resource without a jobs column is accepted" exited 0
+
+# bad_prices NAME LOCATION CONTENT: warm start from a JSON file with CONTENT
+bad_prices() {
+  printf '%b' "$3" >bad.prices.json
+  expect_error "$1" "$2" --jobs good.jobs.csv --resources res.csv --warm-start bad.prices.json
+}
+bad_prices "warm start: unknown resource" "bad.prices.json:4:" '{\n "gpu": 1,\n "cpu": 2,\n "tpu": 3\n}\n'
+bad_prices "warm start: missing resource" "bad.prices.json:1:" '{"prices": {"gpu": 1}}\n'
+bad_prices "warm start: malformed JSON" "bad.prices.json:3:" '{\n "gpu": 1,\n "cpu" 2\n}\n'
+bad_prices "warm start: trailing comma" "bad.prices.json:3:" '{"gpu": 1,\n "cpu": 2,\n}\n'
+bad_prices "warm start: null price" "bad.prices.json:2:" '{"status": "converged", "prices": {\n"gpu": null, "cpu": 1}}\n'
+bad_prices "warm start: negative price" "bad.prices.json:1:" '{"gpu": -1, "cpu": 1}\n'
+bad_prices "warm start: empty file" "bad.prices.json:1:" ''
+bad_prices "warm start: not an object" "bad.prices.json:1:" '[1, 2]\n'
+
+# Usage errors: exit 2 with a message, nothing written.
+expect_error "unknown option" "--frobnicate" --generate 10,2 --frobnicate
+expect_error "--pop 2 is refused" "POP partitioning is not available" --generate 10,2 --pop 2
+expect_error "unknown utility" "unknown utility" --generate 10,2 --utility quadratic
+expect_error "power utility out of range" "power:ALPHA" --generate 10,2 --utility power:1.5
+expect_error "--generate 0,5" "--generate N" --generate 0,5
+expect_error "--jobs without --resources" "--resources" --jobs good.jobs.csv
+expect_error "non-numeric tolerance" "--tolerance" --generate 10,2 --tolerance small
+expect_error "option given twice" "twice" --generate 10,2 --quiet --quiet
+if grep -q thrust <("$BIN" --version); then
+  run --generate 200,3 --backend thrust --quiet
+  check "--backend thrust works in a Thrust build" exited 0
+else
+  expect_error "--backend thrust without Thrust" "-DPOPALLOC_ENABLE_THRUST=ON" --generate 10,2 --backend thrust
+fi
+
+# ---- Reading speed (informational): 200000 x 8 instance ------------------------------------------
+run --generate 200000,8 --write-instance speed --max-iterations 1 --quiet
+run --jobs speed.jobs.csv --resources speed.resources.csv --benchmark-read
+check "read benchmark runs" exited 0
+echo "cli: $(cat out.txt)"
+
+# ---- Linear utility against an exact LP solved by COIN-OR CLP (when installed) --------------------
+if command -v clp >/dev/null 2>&1; then
+  run --generate 300,4 --seed 3 --utility linear --write-instance lp --output lp.json --quiet
+  py write_mps lp.jobs.csv lp.resources.csv lp.mps >/dev/null
+  clp lp.mps -maximize -dualsimplex >clp.txt 2>&1
+  check "linear objective and dual bound bracket CLP's LP optimum" py matches_lp lp.json clp.txt
+else
+  echo "cli: clp not found, LP comparison skipped"
+fi
+
+if [[ $failed -eq 0 ]]; then
+  cd / && rm -rf "$WORK"
+else
+  echo "cli: files kept in $WORK"
+fi
+echo "cli: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
