@@ -81,8 +81,7 @@ POPALLOC_HD inline double time_normalizer(const View& view, std::int64_t i, cons
   if (s.left[i] != regularized_marker || !(s.theta[i] > 0.0)) return 1.0;
   double total = 0.0;
   const std::int32_t options = view.option_count(i);
-  for (std::int32_t o = 0; o < options; ++o)
-    total += state_fraction(view, i, o, prices, kappa, s);
+  for (std::int32_t o = 0; o < options; ++o) total += state_fraction(view, i, o, prices, kappa, s);
   return total > 1.0 ? 1.0 / total : 1.0;
 }
 
