@@ -64,8 +64,11 @@ class stopwatch {
 
 /// Tuning constants of the method (see docs/method.md for how they were chosen).
 struct method_constants {
-  static constexpr double cold_smoothing = 1e-1;    ///< first relative smoothing level
-  static constexpr double warm_smoothing = 1e-3;    ///< first level when warm-started
+  static constexpr double cold_smoothing = 1e-1;  ///< first relative smoothing level
+  static constexpr double cold_smoothing_concave = 1e-2;
+  static constexpr double warm_smoothing = 1e-3;
+  static constexpr double rescue_smoothing =
+      1e-4;  ///< strictly concave utilities, on a stall    ///< first level when warm-started
   static constexpr double smoothing_floor = 1e-11;  ///< smallest level before "stalled"
   static constexpr double smoothing_decrease = 0.1;
   static constexpr double stage_ratio = 0.05;       ///< new stage when predicted < ratio * gap
@@ -92,6 +95,7 @@ class price_discovery {
     // Price scale per resource: the trust region is a box in these units.
     Eigen::VectorXd equal_share = engine_.marginal_prices(capacity_, false);
     Eigen::VectorXd at_zero = engine_.marginal_prices(capacity_, true);
+    idle_utility_ = engine_.idle_utility();
     scale_.resize(m_);
     for (Eigen::Index j = 0; j < m_; ++j) {
       const double a = std::isfinite(equal_share[j]) ? equal_share[j] : 0.0;
@@ -104,7 +108,10 @@ class price_discovery {
       if (!(scale_[j] > 0.0)) scale_[j] = largest > 0.0 ? 1e-3 * largest : 1.0;
     Eigen::VectorXd prices = warm ? options_.warm_start_prices : equal_share;
     if (warm) scale_ = scale_.cwiseMax(prices);
-    level_ = Engine::smoothing ? (warm ? k::warm_smoothing : k::cold_smoothing) : 0.0;
+    // Strictly concave utilities need less smoothing (their dual is differentiable except where
+    // a job's options are collinear), piecewise-linear ones more.
+    level_ = Engine::piecewise_linear ? (warm ? k::warm_smoothing : k::cold_smoothing)
+                                      : k::cold_smoothing_concave;
     double damping = warm ? 1e-2 : 1.0;  // Levenberg-Marquardt parameter (relative)
     result.timings.setup_seconds = clock_.seconds();
 
@@ -146,6 +153,10 @@ class price_discovery {
       const double value = current.excess_smooth + prices.dot(capacity_);
       const double negligible = 1e-15 * (std::abs(value) + 1.0);
       if (!(slope < -negligible)) {
+        if (level_ == 0.0) {
+          rescue_with_regularization(prices, current, current_gap, damping);
+          continue;
+        }
         if (Engine::smoothing && level_ > k::smoothing_floor) {
           next_stage(prices, current, current_gap, damping);
           continue;
@@ -187,6 +198,10 @@ class price_discovery {
       damping =
           t == 1.0 && accepted ? std::max(damping * 0.25, 1e-9) : std::min(damping * 2.0 / t, 1e9);
       if (!accepted && limit_status() == solve_status::not_solved) {
+        if (level_ == 0.0) {
+          rescue_with_regularization(prices, current, current_gap, damping);
+          continue;
+        }
         if (Engine::smoothing && level_ > k::smoothing_floor) {
           next_stage(prices, current, current_gap, damping);
           continue;
@@ -229,6 +244,15 @@ class price_discovery {
     }
     if (!(sy > 0.0)) return;
     correction_ += r * r.transpose() / sy - as * as.transpose() / sas;
+  }
+
+  /// The unregularised dual of a strictly concave utility has kinks where a job's options are
+  /// collinear; when Newton stalls on one, continue on the regularised dual.
+  void rescue_with_regularization(const Eigen::VectorXd& prices, evaluation& current,
+                                  double& current_gap, double& damping) {
+    level_ = method_constants::rescue_smoothing;
+    damping = std::max(damping, 1e-3);
+    if (!evaluate(prices, current, current_gap)) interrupted_by_nan_ = true;
   }
 
   /// Next continuation stage: less smoothing, re-evaluated at the same prices.
@@ -291,8 +315,13 @@ class price_discovery {
 
   double gap() const { return best_dual_ - best_primal_; }
 
+  /// Gap relative to the objective's magnitude, or to the range between the bound and leaving
+  /// every job idle when that is larger (target-priority optima are near 0, so a plain
+  /// relative gap would never close).
   double relative_gap() const {
-    const double denominator = std::max(std::abs(best_dual_), std::abs(best_primal_));
+    double denominator = std::max(std::abs(best_dual_), std::abs(best_primal_));
+    if (std::isfinite(idle_utility_))
+      denominator = std::max(denominator, std::abs(best_dual_ - idle_utility_));
     const double g = gap();
     if (!(g > 0.0)) return 0.0;
     return denominator > 0.0 ? g / denominator : std::numeric_limits<double>::infinity();
@@ -350,6 +379,7 @@ class price_discovery {
   Eigen::VectorXd scale_, best_prices_, best_usage_;
   Eigen::MatrixXd correction_;  ///< secant correction to the generalized Hessian (scaled)
   double level_ = 0.0;
+  double idle_utility_ = 0.0;
   double best_dual_ = std::numeric_limits<double>::infinity();
   double best_primal_ = -std::numeric_limits<double>::infinity();
   double evaluate_seconds_ = 0.0;

@@ -15,7 +15,8 @@ namespace popalloc {
 
 /// \brief Options of the price-discovery dual solver. Field names are stable (usable as keys).
 struct solver_options {
-  /// Stop when (dual bound - primal objective) <= relative_gap * max(|dual|, |primal|).
+  /// Stop when (dual bound - primal objective) <= relative_gap * max(|dual|, |primal|,
+  /// dual - sum_i f_i(0)) (see solve_result::relative_gap).
   double relative_gap = 1e-4;
   /// Also stop when (dual bound - primal objective) <= absolute_gap (0 disables).
   double absolute_gap = 0.0;

@@ -11,6 +11,7 @@
 /// Cost O(m * vertices walked); 1 to 3 vertices are walked in practice.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "popalloc/config.hpp"
@@ -98,8 +99,10 @@ POPALLOC_HD inline double regularization_scale(const View& view, std::int64_t i,
     const double a = view.value(i, o);
     if (a > amax) amax = a;
   }
-  const double slope = utility.marginal(0.0, view.parameters(i));
-  return amax > 0.0 && slope > 0.0 ? slope * amax : 0.0;
+  const job_parameters job = view.parameters(i);
+  double slope = utility.marginal(0.0, job);
+  if (!(slope < HUGE_VAL)) slope = utility.marginal(amax, job);  // e.g. log: f'(0) infinite
+  return amax > 0.0 && slope > 0.0 && slope < HUGE_VAL ? slope * amax : 0.0;
 }
 
 }  // namespace popalloc::detail

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -169,10 +170,13 @@ class engine {
 
   std::int64_t jobs() const { return n_; }
   std::int32_t resources() const { return m_; }
-  static constexpr bool smoothing = Utility::piecewise_linear;
+  /// Every utility is solved through the regularised dual (see detail/regularized_response.hpp).
+  static constexpr bool smoothing = true;
+  static constexpr bool piecewise_linear = Utility::piecewise_linear;
 
   /// Dual evaluation at `prices` with relative smoothing `level`; the allocation goes to scratch.
-  void evaluate(const Eigen::VectorXd& prices, double level, bool with_hessian, evaluation& out) {
+  void evaluate(const Eigen::VectorXd& prices, double level, bool with_hessian, evaluation& out,
+                bool exact_dual = true) {
     auto& s = state_[scratch_];
     s.host_prices = prices;
     s.level = level;
@@ -185,6 +189,7 @@ class engine {
     pass.level = level;
     pass.m = m_;
     pass.hessian = with_hessian;
+    pass.exact_dual = exact_dual;
     pass.state = pointers(s);
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
@@ -282,8 +287,15 @@ class engine {
                                                 m_, at_zero};
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
+    idle_utility_ = sums_[static_cast<std::size_t>(m_) + 1] == 0.0
+                        ? sums_[static_cast<std::size_t>(m_)]
+                        : -std::numeric_limits<double>::infinity();
     return Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_) / static_cast<double>(n_);
   }
+
+  /// sum_i f_i(0): the objective of leaving every job idle (-inf for log utilities). Set by
+  /// marginal_prices().
+  double idle_utility() const { return idle_utility_; }
 
  private:
   using view_type = typename problem_storage<Executor, Problem>::view_type;
@@ -322,6 +334,7 @@ class engine {
   typename Executor::template vector<double> kappa_scale_, factors_;
   std::vector<double> sums_;
   std::vector<std::int64_t> problem_offsets_;
+  double idle_utility_ = 0.0;
 };
 
 }  // namespace popalloc::detail

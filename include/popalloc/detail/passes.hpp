@@ -120,6 +120,7 @@ struct evaluate_pass {
   double level = 0.0;
   std::int32_t m = 0;
   bool hessian = true;
+  bool exact_dual = true;  ///< also accumulate the exact dual terms
   state_pointers state;
 
   POPALLOC_HD std::int32_t scalar_offset() const { return m + (hessian ? m * m : 0); }
@@ -127,8 +128,8 @@ struct evaluate_pass {
 
   /// Regularised response of job i (piecewise-linear utilities): state, usage and Hessian.
   POPALLOC_HD void evaluate_regularized(std::int64_t i, const job_parameters& job, double kappa,
-                                        double* partial, double& u_exact, double& u_smooth,
-                                        double& e_smooth) const {
+                                        double nu_guess, double* partial, double& u_exact,
+                                        double& u_smooth, double& e_smooth) const {
     const std::int32_t options = view.option_count(i);
     if (options <= local_options::capacity) {
       local_options local;
@@ -137,19 +138,26 @@ struct evaluate_pass {
         local.a[o] = view.value(i, o);
         local.k[o] = view.cost(i, o, prices);
       }
-      regularized_job(local, i, job, kappa, partial, u_exact, u_smooth, e_smooth);
+      regularized_job(local, i, job, kappa, nu_guess, partial, u_exact, u_smooth, e_smooth);
     } else {
-      regularized_job(job_options<View>{view, i, prices}, i, job, kappa, partial, u_exact, u_smooth,
-                      e_smooth);
+      regularized_job(job_options<View>{view, i, prices}, i, job, kappa, nu_guess, partial, u_exact,
+                      u_smooth, e_smooth);
     }
   }
 
   template <class Job>
   POPALLOC_HD void regularized_job(const Job& options, std::int64_t i, const job_parameters& job,
-                                   double kappa, double* partial, double& u_exact, double& u_smooth,
-                                   double& e_smooth) const {
-    const regularized_state r =
-        regularized_response(options, kappa, utility.marginal(0.0, job), utility.saturation(job));
+                                   double kappa, double nu_guess, double* partial, double& u_exact,
+                                   double& u_smooth, double& e_smooth) const {
+    regularized_state r;
+    if constexpr (Utility::piecewise_linear) {
+      r = regularized_response(options, kappa, utility.marginal(0.0, job), utility.saturation(job));
+    } else {
+      // Start from the slope this job had at the previous evaluation in this buffer.
+      const double previous = state.left[i] == regularized_marker ? state.extra[i] : 0.0;
+      r = smooth_regularized_response(options, kappa, utility, job,
+                                      previous > 0.0 ? previous : nu_guess);
+    }
     state.left[i] = regularized_marker;
     state.right[i] = r.saturated ? 1 : 0;
     state.theta[i] = r.lambda;
@@ -185,9 +193,29 @@ struct evaluate_pass {
     u_smooth = u_exact - 0.5 * kappa * norm2;
     e_smooth = u_smooth - cost;
     if (!hessian || count == 0.0 || overflow) return;
+    const bool capped = r.lambda > 0.0;
+    double* h = partial + m;
+    if constexpr (!Utility::piecewise_linear) {
+      // nu = f'(t) moves with x: d usage / d prices = C^T M C over the active options with
+      // M = P/kappa - c (P a)(P a)^T / (kappa^2 (1 + c a^T P a / kappa)), c = -f''(t),
+      // P = I - [capped] 1 1^T / |S|.
+      const double c = utility.curvature(tau, job);
+      const double mean_a = capped ? sum_a / count : 0.0;
+      const double apa = sum_a2 - (capped ? sum_a * sum_a / count : 0.0);
+      const double rank_one = (c > 0.0 && c < HUGE_VAL) ? c / (kappa * (kappa + c * apa)) : 0.0;
+      for (std::int32_t p = 0; p < n_active; ++p) {
+        const double pa_p = options.value(active[p]) - mean_a;
+        for (std::int32_t q = 0; q < n_active; ++q) {
+          const double pa_q = options.value(active[q]) - mean_a;
+          const double projector = (p == q ? 1.0 : 0.0) - (capped ? 1.0 / count : 0.0);
+          const double weight = projector / kappa - rank_one * pa_p * pa_q;
+          if (weight != 0.0) add_outer(view, i, active[p], active[q], weight, h, m);
+        }
+      }
+      return;
+    }
     // d usage / d prices = C^T (I - B (B^T B)^-1 B^T) C / kappa over the active options,
     // B = [1 if the time constraint binds, a if saturated].
-    const bool capped = r.lambda > 0.0;
     double g00 = 0.0, g01 = 0.0, g11 = 0.0;  // (B^T B)^-1 in the basis (1, a)
     if (capped && r.saturated) {
       const double det = count * sum_a2 - sum_a * sum_a;
@@ -203,7 +231,6 @@ struct evaluate_pass {
     } else if (r.saturated && sum_a2 > 0.0) {
       g11 = 1.0 / sum_a2;
     }
-    double* h = partial + m;
     for (std::int32_t p = 0; p < n_active; ++p) {
       const double ap = options.value(active[p]);
       for (std::int32_t q = 0; q < n_active; ++q) {
@@ -216,16 +243,22 @@ struct evaluate_pass {
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const job_parameters job = view.parameters(i);
-    const segment exact = walk_hull(view, i, prices, utility, job, 0.0, -1);
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
+    // The exact hull walk gives h_i(p) of the unsmoothed dual (the certified bound); regularised
+    // jobs need it only when the solver asks for a certificate.
+    const bool regularizable = kappa > 0.0;
+    const segment exact = (exact_dual || !regularizable)
+                              ? walk_hull(view, i, prices, utility, job, 0.0, -1)
+                              : segment{};
     double* sc = partial + scalar_offset();
     double u_exact = 0.0, u_smooth = 0.0, e_smooth = 0.0;
     bool regularized = false;
-    if constexpr (Utility::piecewise_linear) {
-      if (kappa > 0.0) {
-        regularized = true;
-        evaluate_regularized(i, job, kappa, partial, u_exact, u_smooth, e_smooth);
-      }
+    if (regularizable) {
+      const double guess = exact_dual ? utility.marginal(exact.tau, job) : 0.0;
+      // Usage and Hessian go to a scratch copy first only if we may need to back out: for
+      // utilities with f(0) = -inf a failed slope search (t = 0) falls back to the exact walk.
+      evaluate_regularized(i, job, kappa, guess, partial, u_exact, u_smooth, e_smooth);
+      regularized = true;
     }
     if (!regularized) {
       state.left[i] = exact.left;
@@ -342,7 +375,8 @@ struct smoothing_scale_pass {
 
 /// Marginal value of each resource at an equal-share allocation (resalloc's initial prices,
 /// generalised to bundles: an option's marginal value is split over the units it consumes).
-/// Layout: value[m]; the caller divides by n.
+/// Layout: value[m] (the caller divides by n), then sum_i f_i(0) and the count of jobs whose
+/// f_i(0) is not finite.
 template <class View, class Utility>
 struct initial_price_pass {
   View view;
@@ -351,11 +385,17 @@ struct initial_price_pass {
   std::int32_t m = 0;
   bool at_zero = false;  ///< marginal values at zero throughput instead of the equal share
 
-  POPALLOC_HD std::int32_t width() const { return m; }
+  POPALLOC_HD std::int32_t width() const { return m + 2; }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const std::int32_t count = view.option_count(i);
     const double n = static_cast<double>(view.n);
+    const double idle = utility.value(0.0, view.parameters(i));
+    if (is_finite(idle)) {
+      partial[m] += idle;
+    } else {
+      partial[m + 1] += 1.0;
+    }
     double share_sum = 0.0, tau = 0.0;
     for (std::int32_t o = 0; o < count; ++o) {
       const double a = view.value(i, o);

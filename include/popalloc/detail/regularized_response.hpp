@@ -13,6 +13,7 @@
 /// piecewise-linear, nondecreasing map nu -> t(nu).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "popalloc/config.hpp"
@@ -152,6 +153,42 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
     double next = slope > 0.0 ? nu - gap / slope : 0.5 * (lo + hi);
     if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
     if (next == nu) break;
+    nu = next;
+  }
+  s.nu = nu;
+  s.lambda = p.lambda;
+  return s;
+}
+
+/// Regularised best response for a strictly concave utility: the slope nu of the linearised
+/// problem must equal f'(t(nu)). phi(nu) = nu - f'(t(nu)) is increasing (t is nondecreasing and
+/// f' decreasing), so a Newton iteration safeguarded by a bracket finds its root; `nu_guess` is
+/// usually the previous evaluation's slope, which makes one or two steps enough.
+template <class Job, class Utility>
+POPALLOC_HD inline regularized_state smooth_regularized_response(const Job& job, double kappa,
+                                                                 const Utility& utility,
+                                                                 const job_parameters& params,
+                                                                 double nu_guess) {
+  regularized_state s;
+  double lo = 0.0, hi = HUGE_VAL;
+  double nu = nu_guess > 0.0 ? nu_guess : 1.0;
+  projection_sums p;
+  for (int iteration = 0; iteration < 200; ++iteration) {
+    p = project_capped(job, kappa, nu);
+    const double phi = nu - utility.marginal(p.tau, params);
+    if (!(phi > 1e-11 * nu || phi < -1e-11 * nu)) break;
+    if (phi < 0.0) {
+      lo = nu;
+    } else {
+      hi = nu;
+    }
+    // phi'(nu) = 1 + (-f''(t)) dt/dnu
+    const double derivative = 1.0 + utility.curvature(p.tau, params) * tau_slope(p, kappa);
+    double next = (p.tau > 0.0 && derivative > 0.0 && derivative < HUGE_VAL)
+                      ? nu - phi / derivative
+                      : (phi < 0.0 ? 16.0 * nu : 0.0625 * nu);
+    if (!(next > lo && next < hi)) next = hi < HUGE_VAL ? 0.5 * (lo + hi) : 16.0 * nu;
+    if (next == nu || (hi < HUGE_VAL && hi - lo <= 1e-14 * hi)) break;
     nu = next;
   }
   s.nu = nu;
