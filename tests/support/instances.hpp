@@ -30,9 +30,9 @@ inline double uniform(std::mt19937_64& rng, double lo, double hi) {
 
 /// n jobs x m resources; resource j is (j+1) times faster on average; capacities make the
 /// problem contended; weights in {1, 2}; targets below the best throughput.
-inline popalloc::dense_problem<double> random_problem(int n, int m, std::uint64_t seed,
+inline popalloc::dense_problem<double> random_problem(int n, int m, int seed,
                                                       double capacity_factor = 0.5) {
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
   popalloc::dense_problem<double> p;
   p.throughput.resize(n, m);
   for (int i = 0; i < n; ++i)
