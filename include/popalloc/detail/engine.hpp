@@ -158,6 +158,7 @@ class engine {
       exec_.upload(s.host_prices.data(), static_cast<std::size_t>(m_), s.prices);
     }
     kept_factors_ = Eigen::VectorXd::Ones(m_);
+    exec_.upload(zero.data(), zero.size(), slope_memory_);
     if constexpr (!std::is_same_v<view_type, dense_view<typename Problem::scalar_type>>)
       problem_offsets_ = problem.job_option_offset();
     if (smoothing) {
@@ -191,6 +192,7 @@ class engine {
     pass.hessian = with_hessian;
     pass.exact_dual = exact_dual;
     pass.state = pointers(s);
+    pass.slope_memory = Executor::data(slope_memory_);
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
     out.usage = Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_);
@@ -331,7 +333,7 @@ class engine {
   allocation_state state_[2];
   int scratch_ = 0;
   Eigen::VectorXd kept_factors_;
-  typename Executor::template vector<double> kappa_scale_, factors_;
+  typename Executor::template vector<double> kappa_scale_, factors_, slope_memory_;
   std::vector<double> sums_;
   std::vector<std::int64_t> problem_offsets_;
   double idle_utility_ = 0.0;

@@ -78,7 +78,7 @@ POPALLOC_HD inline double state_fraction(const View& view, std::int64_t i, std::
 template <class View>
 POPALLOC_HD inline double time_normalizer(const View& view, std::int64_t i, const double* prices,
                                           double kappa, const state_pointers& s) {
-  if (s.left[i] != regularized_marker || !(s.theta[i] > 0.0)) return 1.0;
+  if (s.left[i] != regularized_marker) return 1.0;
   double total = 0.0;
   const std::int32_t options = view.option_count(i);
   for (std::int32_t o = 0; o < options; ++o) total += state_fraction(view, i, o, prices, kappa, s);
@@ -122,6 +122,7 @@ struct evaluate_pass {
   bool hessian = true;
   bool exact_dual = true;  ///< also accumulate the exact dual terms
   state_pointers state;
+  double* slope_memory = nullptr;  ///< per job: last regularised slope (a warm start), or null
 
   POPALLOC_HD std::int32_t scalar_offset() const { return m + (hessian ? m * m : 0); }
   POPALLOC_HD std::int32_t width() const { return scalar_offset() + scalar_count; }
@@ -149,14 +150,17 @@ struct evaluate_pass {
   POPALLOC_HD void regularized_job(const Job& options, std::int64_t i, const job_parameters& job,
                                    double kappa, double nu_guess, double* partial, double& u_exact,
                                    double& u_smooth, double& e_smooth) const {
+    // Searches start from the slope this job had at the previous evaluation.
+    const double previous = slope_memory != nullptr ? slope_memory[i] : 0.0;
     regularized_state r;
     if constexpr (Utility::piecewise_linear) {
-      r = regularized_response(options, kappa, utility.marginal(0.0, job), utility.saturation(job));
+      r = regularized_response(options, kappa, utility.marginal(0.0, job), utility.saturation(job),
+                               previous);
+      if (slope_memory != nullptr) slope_memory[i] = r.saturated ? r.nu : 0.0;
     } else {
-      // Start from the slope this job had at the previous evaluation in this buffer.
-      const double previous = state.left[i] == regularized_marker ? state.extra[i] : 0.0;
       r = smooth_regularized_response(options, kappa, utility, job,
                                       previous > 0.0 ? previous : nu_guess);
+      if (slope_memory != nullptr) slope_memory[i] = r.nu;
     }
     state.left[i] = regularized_marker;
     state.right[i] = r.saturated ? 1 : 0;

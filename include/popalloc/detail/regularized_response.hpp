@@ -54,7 +54,7 @@ struct local_options {
 template <class Job>
 POPALLOC_HD inline double regularized_fraction(const Job& job, std::int32_t o, double kappa,
                                                const regularized_state& s) {
-  const double y = (s.nu * job.value(o) - job.cost(o)) / kappa - s.lambda;
+  const double y = (s.nu * job.value(o) - job.cost(o)) * (1.0 / kappa) - s.lambda;
   return y > 0.0 ? y : 0.0;
 }
 
@@ -76,11 +76,12 @@ struct projection_sums {
 
 template <class Job>
 POPALLOC_HD inline projection_sums project_capped(const Job& job, double kappa, double nu) {
+  const double inv_kappa = 1.0 / kappa;
   const std::int32_t count = job.count();
   projection_sums out;
   double positive_sum = 0.0, positive_count = 0.0;
   for (std::int32_t o = 0; o < count; ++o) {
-    const double y = (nu * job.value(o) - job.cost(o)) / kappa;
+    const double y = (nu * job.value(o) - job.cost(o)) * inv_kappa;
     if (y > 0.0) {
       positive_sum += y;
       positive_count += 1.0;
@@ -93,7 +94,7 @@ POPALLOC_HD inline projection_sums project_capped(const Job& job, double kappa, 
     for (std::int32_t round = 0; round <= count; ++round) {
       double sum = 0.0, active = 0.0;
       for (std::int32_t o = 0; o < count; ++o) {
-        const double y = (nu * job.value(o) - job.cost(o)) / kappa;
+        const double y = (nu * job.value(o) - job.cost(o)) * inv_kappa;
         if (y > lambda) {
           sum += y;
           active += 1.0;
@@ -107,8 +108,53 @@ POPALLOC_HD inline projection_sums project_capped(const Job& job, double kappa, 
   out.lambda = lambda;
   for (std::int32_t o = 0; o < count; ++o) {
     const double a = job.value(o);
-    const double x = (nu * a - job.cost(o)) / kappa - lambda;
+    const double x = (nu * a - job.cost(o)) * inv_kappa - lambda;
     if (x > 0.0) {
+      out.tau += a * x;
+      out.count += 1.0;
+      out.sum_a += a;
+      out.sum_a2 += a * a;
+    }
+  }
+  return out;
+}
+
+/// The same projection for a job held in local memory: y is computed once and Michelot's rounds
+/// scan the local copy.
+POPALLOC_HD inline projection_sums project_capped(const local_options& job, double kappa,
+                                                  double nu) {
+  const double inv_kappa = 1.0 / kappa;
+  double y[local_options::capacity];
+  double positive_sum = 0.0, positive_count = 0.0;
+  for (std::int32_t o = 0; o < job.n; ++o) {
+    y[o] = (nu * job.a[o] - job.k[o]) * inv_kappa;
+    if (y[o] > 0.0) {
+      positive_sum += y[o];
+      positive_count += 1.0;
+    }
+  }
+  double lambda = 0.0;
+  if (positive_sum > 1.0) {
+    lambda = (positive_sum - 1.0) / positive_count;
+    for (std::int32_t round = 0; round <= job.n; ++round) {
+      double sum = 0.0, active = 0.0;
+      for (std::int32_t o = 0; o < job.n; ++o) {
+        if (y[o] > lambda) {
+          sum += y[o];
+          active += 1.0;
+        }
+      }
+      const double next = (sum - 1.0) / active;
+      if (!(next > lambda)) break;
+      lambda = next;
+    }
+  }
+  projection_sums out;
+  out.lambda = lambda;
+  for (std::int32_t o = 0; o < job.n; ++o) {
+    const double x = y[o] - lambda;
+    if (x > 0.0) {
+      const double a = job.a[o];
       out.tau += a * x;
       out.count += 1.0;
       out.sum_a += a;
@@ -128,7 +174,8 @@ POPALLOC_HD inline double tau_slope(const projection_sums& p, double kappa) {
 /// Solves the regularised best response for slope w and saturation throughput `saturation`.
 template <class Job>
 POPALLOC_HD inline regularized_state regularized_response(const Job& job, double kappa, double w,
-                                                          double saturation) {
+                                                          double saturation,
+                                                          double nu_guess = 0.0) {
   regularized_state s;
   s.nu = w;
   projection_sums p = project_capped(job, kappa, w);
@@ -137,7 +184,8 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
   // Overshoot: find nu in [0, w) with t(nu) = T. t(0) = 0 <= T since costs are >= 0.
   s.saturated = true;
   double lo = 0.0, hi = w;
-  double nu = w * saturation / p.tau;
+  // The slope this job saturated at last time is usually within one piece of the new root.
+  double nu = (nu_guess > 0.0 && nu_guess < w) ? nu_guess : w * saturation / p.tau;
   for (int iteration = 0; iteration < 100; ++iteration) {
     p = project_capped(job, kappa, nu);
     const double gap = p.tau - saturation;
