@@ -18,7 +18,7 @@ esac
 
 pkgs=(g++ cmake ninja-build pkg-config libeigen3-dev)
 if [[ "$mode" == test || "$mode" == ci ]]; then
-  pkgs+=(doctest-dev coinor-libclp-dev zlib1g-dev libbenchmark-dev clang-format)
+  pkgs+=(doctest-dev coinor-libclp-dev coinor-clp python3 zlib1g-dev libbenchmark-dev clang-format)
 fi
 if [[ "$mode" == ci ]]; then
   pkgs+=(clang)

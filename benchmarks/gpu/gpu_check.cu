@@ -5,15 +5,16 @@
 /// events. Run by benchmarks/gpu/run.sh on a machine with an NVIDIA GPU.
 ///
 ///   popalloc_gpu_check [max_n]     (default 1e8; exits 1 if a check fails)
-#include <cuda_runtime.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
+
+#include <cuda_runtime.h>
+
 #include <popalloc/backend/thrust.hpp>
 #include <popalloc/popalloc.hpp>
-#include <random>
 
 namespace {
 
@@ -70,10 +71,10 @@ bool check_against_cpu(const char* name, const Utility& u, std::int64_t n) {
                        cpu.primal_objective <= gpu.dual_bound + 1e-9 * scale;
   const double violation = feasibility_violation(p, gpu);
   const bool ok = gpu.status == popalloc::solve_status::converged && bracket && violation <= 0.0;
-  std::printf("check %-16s n=%-9lld cpu %.10g [%s, %d evals]  gpu %.10g [%s, %d evals]  %s\n",
-              name, static_cast<long long>(n), cpu.primal_objective,
-              popalloc::to_string(cpu.status), cpu.iterations, gpu.primal_objective,
-              popalloc::to_string(gpu.status), gpu.iterations, ok ? "OK" : "FAILED");
+  std::printf("check %-16s n=%-9lld cpu %.10g [%s, %d evals]  gpu %.10g [%s, %d evals]  %s\n", name,
+              static_cast<long long>(n), cpu.primal_objective, popalloc::to_string(cpu.status),
+              cpu.iterations, gpu.primal_objective, popalloc::to_string(gpu.status), gpu.iterations,
+              ok ? "OK" : "FAILED");
   return ok;
 }
 
@@ -109,15 +110,17 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device\n");
     return 2;
   }
-  std::printf("device: %s, %.0f GiB\n", prop.name, static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+  std::printf("device: %s, %.0f GiB\n", prop.name,
+              static_cast<double>(prop.totalGlobalMem) / (1 << 30));
   bool ok = true;
   for (const std::int64_t n : {std::int64_t{100000}, std::int64_t{1000000}}) {
     ok = check_against_cpu("target-priority", popalloc::utility::target_priority{}, n) && ok;
     ok = check_against_cpu("log", popalloc::utility::log{}, n) && ok;
     ok = check_against_cpu("linear", popalloc::utility::linear{}, n) && ok;
   }
-  std::printf("\n| utility         |           n | evals |       gap | status          |"
-              "   total ms |   solve ms | ms / eval |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n| utility         |           n | evals |       gap | status          |"
+      "   total ms |   solve ms | ms / eval |\n|---|---|---|---|---|---|---|---|\n");
   for (std::int64_t n = 100000; n <= max_n; n *= 10) {
     time_row("target-priority", popalloc::utility::target_priority{}, n);
     time_row("log", popalloc::utility::log{}, n);
