@@ -126,12 +126,33 @@ POPALLOC_HD inline projection_sums project_capped(const local_options& job, doub
   const double inv_kappa = 1.0 / kappa;
   double y[local_options::capacity];
   double positive_sum = 0.0, positive_count = 0.0;
+  double first = -HUGE_VAL, second = 0.0;  // largest y, and the larger of 0 and the runner-up
+  std::int32_t best = -1;
   for (std::int32_t o = 0; o < job.n; ++o) {
     y[o] = (nu * job.a[o] - job.k[o]) * inv_kappa;
     if (y[o] > 0.0) {
       positive_sum += y[o];
       positive_count += 1.0;
     }
+    if (y[o] > first) {
+      if (first > second) second = first;
+      first = y[o];
+      best = o;
+    } else if (y[o] > second) {
+      second = y[o];
+    }
+  }
+  projection_sums out;
+  if (best >= 0 && first - second >= 1.0) {
+    // One option beats all others by a full unit: the whole time goes there (the common case
+    // once the smoothing is small), no threshold search needed.
+    const double a = job.a[best];
+    out.lambda = first - 1.0;
+    out.tau = a;
+    out.count = 1.0;
+    out.sum_a = a;
+    out.sum_a2 = a * a;
+    return out;
   }
   double lambda = 0.0;
   if (positive_sum > 1.0) {
@@ -149,7 +170,6 @@ POPALLOC_HD inline projection_sums project_capped(const local_options& job, doub
       lambda = next;
     }
   }
-  projection_sums out;
   out.lambda = lambda;
   for (std::int32_t o = 0; o < job.n; ++o) {
     const double x = y[o] - lambda;
