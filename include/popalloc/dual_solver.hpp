@@ -1,30 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief The price-discovery dual solver: trust-region Newton on the (smoothed) dual in price
-/// space, with an exact dual bound and a feasible primal allocation at every evaluation.
+/// \brief The price-discovery dual solver: damped Newton on a regularised dual in price space,
+/// with an exact dual bound and a feasible primal allocation at every evaluation.
 ///
 /// Method (docs/method.md has the derivation and the measurements):
 /// - The dual g(p) = sum_i h_i(p) + p.R has one variable per resource; each h_i is a job's best
 ///   response (detail/best_response.hpp), so one evaluation is one pass over the jobs.
-/// - For piecewise-linear utilities g is polyhedral and Newton/quasi-Newton methods stall at its
-///   kinks. The solver minimises a smoothed dual g_mu instead, where each job's utility becomes
-///   f_i(t) - mu_i t^2 / 2 (strongly concave in t). Jobs that are indifferent between options
-///   then split their time continuously, so usage(p) is continuous, g_mu has a generalized
-///   Hessian (one rank-one term per job inside a hull segment), and at the minimiser of g_mu the
-///   smoothed allocation meets every capacity: this is what splits ties at the optimal prices.
-///   mu is reduced geometrically (continuation) once the model predicts less decrease than the
-///   current true duality gap, i.e. when smoothing, not the price error, limits the gap.
-/// - Each step minimises the quadratic model of g_mu in a box trust region intersected with
-///   p >= 0 (detail/box_qp.hpp), so resources with no curvature information still move.
+/// - Newton-type methods stall at the kinks of g (everywhere for piecewise-linear utilities,
+///   where a job's options are collinear for the others), and best responses at the optimal
+///   prices need not meet the capacities. The solver therefore minimises a regularised dual: each
+///   job's problem carries -(kappa_i/2)|x_i|^2 (detail/regularized_response.hpp). Its best
+///   response is unique and Lipschitz in p, ties are split continuously, and at its minimiser the
+///   allocation meets every priced capacity. kappa_i shrinks geometrically (continuation) once
+///   the regularised problem's own gap is small against the true gap.
+/// - Each step minimises a quadratic model (exact generalized Hessian + damped-BFGS secant
+///   correction, Levenberg-Marquardt damping) in a box intersected with p >= 0
+///   (detail/box_qp.hpp), followed by an Armijo backtracking search.
 /// - Every evaluation also yields the exact dual value g(p) (a valid upper bound) and a feasible
-///   allocation (the smoothed best responses, scaled down on over-used resources): the
+///   allocation (the regularised best responses, scaled down on over-used resources): the
 ///   reported gap is a certificate, not an estimate.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -128,8 +127,7 @@ class price_discovery {
         break;
       }
       if ((status = limit_status()) != solve_status::not_solved) break;
-      if (Engine::smoothing && level_ > k::smoothing_floor &&
-          current_gap <= k::stage_ratio * gap()) {
+      if (level_ > k::smoothing_floor && current_gap <= k::stage_ratio * gap()) {
         next_stage(prices, current, current_gap, damping);
         continue;
       }
@@ -138,7 +136,7 @@ class price_discovery {
       // (at most max_step of the scale per resource, and p + step >= 0).
       const Eigen::VectorXd gradient = (capacity_ - current.usage).cwiseProduct(scale_);
       Eigen::MatrixXd hessian = scale_.asDiagonal() * current.hessian * scale_.asDiagonal();
-      if (Engine::smoothing && correction_.size() != 0) hessian += correction_;
+      if (correction_.size() != 0) hessian += correction_;
       const double mean_diagonal = hessian.diagonal().mean();
       const double floor =
           mean_diagonal > 0.0 ? 1e-3 * mean_diagonal : gradient.cwiseAbs().maxCoeff() / k::max_step;
@@ -157,7 +155,7 @@ class price_discovery {
           rescue_with_regularization(prices, current, current_gap, damping);
           continue;
         }
-        if (Engine::smoothing && level_ > k::smoothing_floor) {
+        if (level_ > k::smoothing_floor) {
           next_stage(prices, current, current_gap, damping);
           continue;
         }
@@ -177,11 +175,6 @@ class price_discovery {
         double candidate_gap = 0.0;
         const bool finite = evaluate(trial, candidate, candidate_gap);
         const double trial_value = candidate.excess_smooth + trial.dot(capacity_);
-#ifdef POPALLOC_DEBUG_TRACE
-        std::fprintf(stderr,
-                     "  t %.3e slope %.3e decrease %.3e damping %.2e sgap %.3e gap %.3e lvl %.1e\n",
-                     t, slope, value - trial_value, damping, current_gap, gap(), level_);
-#endif
         if (finite && trial_value <= value + 1e-4 * t * slope) {
           update_correction(prices, current, trial, candidate);
           prices = std::move(trial);
@@ -202,7 +195,7 @@ class price_discovery {
           rescue_with_regularization(prices, current, current_gap, damping);
           continue;
         }
-        if (Engine::smoothing && level_ > k::smoothing_floor) {
+        if (level_ > k::smoothing_floor) {
           next_stage(prices, current, current_gap, damping);
           continue;
         }

@@ -43,8 +43,10 @@ struct solve_result {
   double primal_objective = std::numeric_limits<double>::quiet_NaN();
   /// Lowest dual value g(p) seen: an upper bound on the optimum.
   double dual_bound = std::numeric_limits<double>::quiet_NaN();
-  double duality_gap = std::numeric_limits<double>::quiet_NaN();   ///< dual_bound - primal
-  double relative_gap = std::numeric_limits<double>::quiet_NaN();  ///< gap / max(|dual|,|primal|)
+  double duality_gap = std::numeric_limits<double>::quiet_NaN();  ///< dual_bound - primal
+  /// gap / max(|dual|, |primal|, dual - sum_i f_i(0)): relative to the objective, or to its
+  /// range above leaving every job idle when that is larger (objectives near 0).
+  double relative_gap = std::numeric_limits<double>::quiet_NaN();
   /// max_j max(0, usage_j - capacity_j) of the returned allocation (0 up to rounding).
   double max_capacity_violation = std::numeric_limits<double>::quiet_NaN();
   Eigen::VectorXd prices;           ///< price per resource at which dual_bound was attained

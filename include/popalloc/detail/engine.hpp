@@ -161,7 +161,7 @@ class engine {
     exec_.upload(zero.data(), zero.size(), slope_memory_);
     if constexpr (!std::is_same_v<view_type, dense_view<typename Problem::scalar_type>>)
       problem_offsets_ = problem.job_option_offset();
-    if (smoothing) {
+    {
       exec_.upload(zero.data(), zero.size(), kappa_scale_);
       smoothing_scale_pass<view_type, Utility> pass{storage_.view, utility_,
                                                     Executor::data(kappa_scale_)};
@@ -171,8 +171,6 @@ class engine {
 
   std::int64_t jobs() const { return n_; }
   std::int32_t resources() const { return m_; }
-  /// Every utility is solved through the regularised dual (see detail/regularized_response.hpp).
-  static constexpr bool smoothing = true;
   static constexpr bool piecewise_linear = Utility::piecewise_linear;
 
   /// Dual evaluation at `prices` with relative smoothing `level`; the allocation goes to scratch.
@@ -313,7 +311,7 @@ class engine {
             Executor::data(s.extra)};
   }
   const double* kappa_scale_for(double level) {
-    return (smoothing && level > 0.0) ? Executor::data(kappa_scale_) : nullptr;
+    return level > 0.0 ? Executor::data(kappa_scale_) : nullptr;
   }
   void problem_option_bases(std::vector<std::int64_t>& base) const {
     const std::int64_t per_job = storage_.total_options / std::max<std::int64_t>(n_, 1);

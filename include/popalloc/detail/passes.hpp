@@ -100,8 +100,8 @@ POPALLOC_HD inline void add_outer(const View& view, std::int64_t i, std::int32_t
 
 /// Evaluates the exact and smoothed dual terms, resource usage and the generalized Hessian of
 /// the smoothed dual. Layout of `partial`: usage[m], hessian[m*m] (if requested), then the
-/// scalars below. Piecewise-linear utilities use the regularised response with
-/// kappa_i = level * kappa_scale[i]; the others (strictly concave) the exact hull walk.
+/// scalars below. With level > 0 every job uses the regularised response with
+/// kappa_i = level * kappa_scale[i]; with level 0 (or kappa_i = 0) the exact hull walk.
 template <class View, class Utility>
 struct evaluate_pass {
   enum scalar : std::int32_t {

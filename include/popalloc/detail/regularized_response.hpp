@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief A job's best response under quadratic regularisation of its allocation, for the
-/// piecewise-linear utilities (slope w up to a saturation throughput T, flat beyond).
+/// \brief A job's best response under quadratic regularisation of its allocation.
 ///
 /// maximise f(a.x) - k.x - (kappa/2) |x|^2 over x >= 0, sum x <= 1 (k_o: option costs). The
 /// regulariser makes the maximiser unique and Lipschitz in the prices, so the smoothed dual is
@@ -10,7 +9,9 @@
 /// smoothed optimum meets every capacity. For a fixed slope nu the maximiser is the projection of
 /// (nu a - k)/kappa onto the capped simplex; when the unsaturated answer overshoots T the slope
 /// nu in [0, w] that lands exactly on t = T is found by a safeguarded Newton iteration on the
-/// piecewise-linear, nondecreasing map nu -> t(nu).
+/// piecewise-linear, nondecreasing map nu -> t(nu) (piecewise-linear utilities: slope w up to a
+/// saturation throughput T, flat beyond); for strictly concave utilities the slope solves
+/// nu = f'(t(nu)) (smooth_regularized_response).
 #pragma once
 
 #include <cmath>
