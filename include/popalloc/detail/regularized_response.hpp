@@ -210,9 +210,11 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
   for (int iteration = 0; iteration < 100; ++iteration) {
     p = project_capped(job, kappa, nu);
     const double gap = p.tau - saturation;
-    // t(nu) is piecewise linear, so Newton lands on the root once it is on the right piece; the
-    // tolerance only absorbs rounding.
-    if (!(gap > 1e-13 * saturation || gap < -1e-13 * saturation) || hi - lo <= 1e-15 * w) break;
+    // t(nu) is piecewise linear, so Newton lands on the root once it is on the right piece. t is
+    // a difference of terms of size nu * dt/dnu (x = y - lambda cancels digits when kappa is
+    // small): below that rounding level no step can improve it.
+    const double tolerance = 1e-13 * saturation + 1e-14 * nu * tau_slope(p, kappa);
+    if (!(gap > tolerance || gap < -tolerance) || hi - lo <= 1e-15 * w) break;
     if (gap < 0.0) {
       lo = nu;
     } else {
@@ -245,7 +247,16 @@ POPALLOC_HD inline regularized_state smooth_regularized_response(const Job& job,
   for (int iteration = 0; iteration < 200; ++iteration) {
     p = project_capped(job, kappa, nu);
     const double phi = nu - utility.marginal(p.tau, params);
-    if (!(phi > 1e-11 * nu || phi < -1e-11 * nu)) break;
+    // t carries rounding of about 1e-14 nu dt/dnu (x = y - lambda cancels digits when kappa is
+    // small); accept a residual of that size, but only once t itself is resolved to 1e-6
+    // (near t = 0 the curvature of log-like utilities would excuse any residual).
+    const double t_rounding = 1e-14 * nu * tau_slope(p, kappa);
+    double tolerance = 1e-11 * nu;
+    if (t_rounding <= 1e-6 * p.tau) {
+      const double rounding = utility.curvature(p.tau, params) * t_rounding;
+      if (rounding > tolerance && rounding < HUGE_VAL) tolerance = rounding;
+    }
+    if (!(phi > tolerance || phi < -tolerance)) break;
     if (phi < 0.0) {
       lo = nu;
     } else {
