@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Adversarial numerics: extreme magnitudes, tiny and huge capacities, unusable jobs,
+/// unreachable targets, identical jobs. Each must converge with a feasible allocation and a
+/// finite certificate (or report why not).
+#include <cmath>
+#include <type_traits>
+
+#include <doctest/doctest.h>
+
+#include <popalloc/popalloc.hpp>
+
+#include "support/instances.hpp"
+
+namespace {
+
+template <class Utility>
+void expect_certified(const popalloc::dense_problem<double>& p, const Utility& u) {
+  popalloc::solver_options o;
+  o.relative_gap = 1e-4;
+  const auto r = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+  CAPTURE(popalloc::to_string(r.status));
+  CHECK(r.status == popalloc::solve_status::converged);
+  CHECK(std::isfinite(r.primal_objective));
+  CHECK(std::isfinite(r.dual_bound));
+  CHECK(r.dual_bound >= r.primal_objective);
+  CHECK(r.prices.allFinite());
+  CHECK((r.prices.array() >= 0.0).all());
+  CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+}
+
+template <class Check>
+void for_lp_and_concave(const popalloc::dense_problem<double>& p, Check check) {
+  SUBCASE("linear") { check(p, popalloc::utility::linear{}); }
+  SUBCASE("target priority") { check(p, popalloc::utility::target_priority{}); }
+  SUBCASE("log") { check(p, popalloc::utility::log{}); }
+}
+
+}  // namespace
+
+TEST_CASE("[popalloc] throughputs spanning 1e-9 .. 1e9 in one problem") {
+  auto p = popalloc_test::random_problem(1000, 6, 3);
+  std::mt19937_64 rng(1);
+  for (Eigen::Index i = 0; i < p.jobs(); ++i)
+    for (Eigen::Index j = 0; j < p.resources(); ++j)
+      p.throughput(i, j) = std::pow(10.0, popalloc_test::uniform(rng, -9.0, 9.0));
+  for_lp_and_concave(p, [](const auto& q, const auto& u) { expect_certified(q, u); });
+}
+
+TEST_CASE("[popalloc] capacities of 1e-12 and 1e12") {
+  auto p = popalloc_test::random_problem(1000, 6, 4);
+  p.capacity[0] = 1e-12;
+  p.capacity[1] = 1e12;
+  for_lp_and_concave(p, [](const auto& q, const auto& u) { expect_certified(q, u); });
+}
+
+TEST_CASE("[popalloc] abundant capacity: prices must fall to zero") {
+  auto p = popalloc_test::random_problem(1000, 6, 5);
+  p.capacity *= 1e6;
+  for_lp_and_concave(p, [](const auto& q, const auto& u) { expect_certified(q, u); });
+}
+
+TEST_CASE("[popalloc] jobs that can use nothing and targets nobody can reach") {
+  auto p = popalloc_test::random_problem(1000, 6, 6);
+  p.throughput.row(5).setZero();
+  p.throughput.row(6).setZero();
+  expect_certified(p, popalloc::utility::linear{});
+  p.target *= 100.0;
+  expect_certified(p, popalloc::utility::target_priority{});
+}
+
+TEST_CASE("[popalloc] one resource, one job, and thousands of identical jobs") {
+  expect_certified(popalloc_test::random_problem(5000, 1, 7), popalloc::utility::linear{});
+  expect_certified(popalloc_test::random_problem(5000, 1, 7), popalloc::utility::log{});
+  expect_certified(popalloc_test::random_problem(1, 1, 8), popalloc::utility::log{});
+  popalloc::dense_problem<double> same;
+  const auto base = popalloc_test::random_problem(1, 6, 9, 3000.0);
+  same.throughput = base.throughput.replicate(3000, 1);
+  same.capacity = base.capacity;
+  for_lp_and_concave(same, [](const auto& q, const auto& u) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(u)>, popalloc::utility::target_priority>) {
+      auto t = q;
+      t.target = Eigen::VectorXd::Constant(q.jobs(), 1.0);
+      expect_certified(t, u);
+    } else {
+      expect_certified(q, u);
+    }
+  });
+}
+
+TEST_CASE("[popalloc] many resources (m = 64)") {
+  expect_certified(popalloc_test::random_problem(2000, 64, 10),
+                   popalloc::utility::target_priority{});
+}
