@@ -166,9 +166,10 @@ struct evaluate_pass {
     state.right[i] = r.saturated ? 1 : 0;
     state.theta[i] = r.lambda;
     state.extra[i] = r.nu;
-    // Active options (at most `capacity` are remembered for the Hessian; more is a rare tie).
+    // Active options, remembered for the Hessian. A job with more than `capacity` active options
+    // (a tie among many) contributes no Hessian term: the model is then less accurate, never
+    // wrong about the function values the line search checks.
     std::int32_t active[local_options::capacity];
-    double active_x[local_options::capacity];
     std::int32_t n_active = 0;
     bool overflow = false;
     double tau = 0.0, cost = 0.0, norm2 = 0.0, count = 0.0, sum_a = 0.0, sum_a2 = 0.0;
@@ -186,13 +187,11 @@ struct evaluate_pass {
       add_usage(view, i, o, x, partial);
       if (n_active < local_options::capacity) {
         active[n_active] = o;
-        active_x[n_active] = x;
         ++n_active;
       } else {
         overflow = true;
       }
     }
-    (void)active_x;
     u_exact = utility.value(tau, job);
     u_smooth = u_exact - 0.5 * kappa * norm2;
     e_smooth = u_smooth - cost;
