@@ -15,9 +15,11 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
+#include <popalloc/pop.hpp>
 #include <popalloc/popalloc.hpp>
 
 #if defined(POPALLOC_HAS_THRUST) && POPALLOC_HAS_THRUST && __has_include(<popalloc/backend/thrust.hpp>)
@@ -51,7 +53,7 @@ Input:
                            use; a resource without a column is 0 for every job)
   --resources FILE         header name,capacity
   --generate N,M           generate N jobs on M resources (r0..r{M-1}) instead of reading files
-  --seed S                 generator seed (default 1)
+  --seed S                 generator seed (default 1), also the POP partition seed
   --write-instance PREFIX  also write the instance to PREFIX.jobs.csv and PREFIX.resources.csv
 
 Model and solver:
@@ -62,14 +64,17 @@ Model and solver:
   --time-limit SECONDS     wall-clock limit of the solve
   --threads N              CPU threads (default 0: the OpenMP default)
   --backend cpu|thrust     compute backend (default cpu)
-  --pop K                  POP partitions; only K = 1 is available in this version
+  --pop K                  POP: split the jobs into K random parts (seed: --seed, default 0),
+                           give each part 1/K of every capacity, solve the parts in parallel and
+                           merge them; objective, dual_bound and relative_gap are those of the
+                           whole problem (default 1: solve the whole problem at once)
   --warm-start FILE        start from the prices of an earlier --output file (or of a JSON
                            object mapping every resource name to its price)
 
 Output:
   --output FILE            result as JSON: status, objective, dual_bound, relative_gap,
                            iterations, seconds, n_jobs, n_resources, max_capacity_violation,
-                           utility, prices (resource name -> price)
+                           pop_parts, utility, prices (resource name -> price)
   --allocation FILE        allocation as CSV: id,resource,fraction (one row per x_ij > 0)
   --quiet                  no progress and no summary line
   --help                   this text
@@ -226,6 +231,8 @@ struct settings {
   std::string warm_start_path, output_path, allocation_path;
   bool quiet = false;
   bool benchmark_read = false;
+  int pop_parts = 1;           ///< --pop K
+  std::uint64_t pop_seed = 0;  ///< --seed when given, else 0
 };
 
 settings interpret(const std::map<std::string, std::string, std::less<>>& given) {
@@ -258,8 +265,10 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
     }
   }
   if (const std::string* seed = value_of("seed")) {
-    if (!result.generate) usage_error("--seed only applies to --generate");
+    if (!result.generate && given.count("pop") == 0)
+      usage_error("--seed only applies to --generate and --pop");
     result.generator.seed = static_cast<std::uint64_t>(parse_integer(*seed, "--seed", 0));
+    result.pop_seed = result.generator.seed;
   }
   if (const std::string* prefix = value_of("write-instance")) {
     if (prefix->empty()) usage_error("--write-instance needs a non-empty PREFIX");
@@ -285,13 +294,7 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
       usage_error("unknown backend '" + *backend + "' (cpu or thrust)");
     }
   }
-  if (const std::string* pop = value_of("pop")) {
-    if (parse_integer(*pop, "--pop", 1) > 1)
-      throw input_error(
-          "--pop " + *pop +
-          ": POP partitioning is not available in this version of popalloc; use --pop 1 "
-          "(solve the whole problem at once)");
-  }
+  if (const std::string* pop = value_of("pop")) result.pop_parts = parse_int(*pop, "--pop", 1);
   if (const std::string* path = value_of("warm-start")) result.warm_start_path = *path;
   if (const std::string* path = value_of("output")) result.output_path = *path;
   if (const std::string* path = value_of("allocation")) result.allocation_path = *path;
@@ -350,6 +353,21 @@ popalloc::solve_result solve_on(backend_kind backend,
   (void)backend;  // interpret() rejects --backend thrust in this build
 #endif
   return popalloc::solve<popalloc::backend::cpu>(problem, utility, options, callback);
+}
+
+/// POP with K parts (K > 1): shuffled random partition, capacity / K per part.
+template <class Utility>
+popalloc::pop::pop_solve_result pop_solve_on(backend_kind backend,
+                                             const popalloc::dense_problem<double>& problem,
+                                             const Utility& utility,
+                                             const popalloc::pop::pop_options& options) {
+#if POPALLOC_SOLVE_WITH_THRUST
+  if (backend == backend_kind::thrust)
+    return popalloc::pop::pop_solve<popalloc::backend::thrust>(problem, utility, options);
+#else
+  (void)backend;  // interpret() rejects --backend thrust in this build
+#endif
+  return popalloc::pop::pop_solve<popalloc::backend::cpu>(problem, utility, options);
 }
 
 int exit_status_for(popalloc::solve_status status) {
@@ -420,16 +438,44 @@ int run(int argc, char** argv) {
   const popalloc::progress_callback callback = std::ref(reporter);
   const auto previous_handler = std::signal(SIGINT, on_interrupt);
   const auto start = std::chrono::steady_clock::now();
-  const popalloc::solve_result result = std::visit(
-      [&](const auto& utility) {
-        return solve_on(config.backend, data.problem, utility, config.options, callback);
-      },
-      config.utility.utility);
+  popalloc::solve_result result;
+  popalloc::pop::pop_timings pop_timings;
+  if (config.pop_parts > 1) {
+    // Parts run concurrently, so they share no progress printer (its state is not thread-safe);
+    // they only poll the Ctrl-C flag, and an interrupted part makes the whole result interrupted.
+    popalloc::pop::pop_options pop;
+    pop.parts = config.pop_parts;
+    pop.strategy = popalloc::pop::partition_strategy::shuffled;
+    pop.seed = config.pop_seed;
+    pop.solver = config.options;
+    pop.threads = config.options.threads;
+    pop.callback = [](const popalloc::progress&) {
+      return interrupt_requested != 0 ? popalloc::callback_action::stop
+                                      : popalloc::callback_action::proceed;
+    };
+    result = std::visit(
+        [&](const auto& utility) {
+          auto solved = pop_solve_on(config.backend, data.problem, utility, pop);
+          pop_timings = solved.timings;
+          return std::move(solved.result);
+        },
+        config.utility.utility);
+  } else {
+    result = std::visit(
+        [&](const auto& utility) {
+          return solve_on(config.backend, data.problem, utility, config.options, callback);
+        },
+        config.utility.utility);
+  }
   run_summary summary;
   summary.solve_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::signal(SIGINT, previous_handler == SIG_ERR ? SIG_DFL : previous_handler);
   summary.utility_name = config.utility.name;
+  summary.pop_parts = config.pop_parts;
+  summary.pop_parts_seconds_sum = pop_timings.parts_seconds_sum;
+  summary.pop_parts_seconds_max = pop_timings.parts_seconds_max;
+  summary.pop_bound_seconds = pop_timings.bound_seconds;
 
   if (!config.quiet) {
     std::printf(

@@ -45,6 +45,12 @@ void write_result_json(const std::string& path, const instance& data,
   integer("n_jobs", data.problem.jobs());
   integer("n_resources", data.problem.resources());
   number("max_capacity_violation", result.max_capacity_violation);
+  integer("pop_parts", summary.pop_parts);
+  if (summary.pop_parts > 1) {
+    number("pop_parts_seconds_sum", summary.pop_parts_seconds_sum);
+    number("pop_parts_seconds_max", summary.pop_parts_seconds_max);
+    number("pop_bound_seconds", summary.pop_bound_seconds);
+  }
   key("utility");
   json::append_string(out, summary.utility_name);
   out += ",\n";

@@ -18,11 +18,17 @@ namespace popalloc_solve {
 struct run_summary {
   std::string utility_name;
   double solve_seconds = 0.0;  ///< wall time around popalloc::solve (no file reading)
+  int pop_parts = 1;           ///< --pop K (1: the whole problem was solved at once)
+  /// With --pop K > 1: the sum and the largest of the part solve times (the cost on one core and
+  /// with one core per part), and the time spent evaluating the full problem's dual bound.
+  double pop_parts_seconds_sum = 0.0, pop_parts_seconds_max = 0.0, pop_bound_seconds = 0.0;
 };
 
 /// \brief Writes RESULT.json: status, objective, dual_bound, relative_gap, iterations, seconds,
-/// n_jobs, n_resources, max_capacity_violation, utility and prices (resource name -> price).
-/// Non-finite numbers become null. \throws input_error if the file cannot be written.
+/// n_jobs, n_resources, max_capacity_violation, pop_parts (with --pop K > 1 also
+/// pop_parts_seconds_sum, pop_parts_seconds_max, pop_bound_seconds), utility and prices (resource
+/// name -> price). Non-finite numbers become null. \throws input_error if the file cannot be
+/// written.
 void write_result_json(const std::string& path, const instance& data,
                        const popalloc::solve_result& result, const run_summary& summary);
 

@@ -11,6 +11,7 @@
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
+#include "popalloc/pop.hpp"
 #include "popalloc/result.hpp"
 #include "popalloc/status.hpp"
 #include "popalloc/utility.hpp"

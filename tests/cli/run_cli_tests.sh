@@ -134,6 +134,26 @@ def cmd_not_more_iterations(warm, cold):
         errors.append("warm start took %d iterations, cold %d" % (w["iterations"], c["iterations"]))
     return errors
 
+def cmd_pop_close(pop, full, resources_csv):
+    # POP on a granular instance: objective within 1% of the full solve, bound of the full problem.
+    p, f = load_result(pop), load_result(full)
+    errors = []
+    if p.get("pop_parts") != 4:
+        errors.append("pop_parts %r" % (p.get("pop_parts"),))
+    caps = capacities(resources_csv)
+    if not (p["max_capacity_violation"] <= 0.0):
+        errors.append("max_capacity_violation %r" % p["max_capacity_violation"])
+    if set(p["prices"]) != set(caps):
+        errors.append("prices are not keyed by the resources")
+    scale = max(abs(f["objective"]), 1.0)
+    if not (p["objective"] >= f["objective"] - 0.01 * scale):
+        errors.append("POP objective %r not within 1%% of the full %r" % (p["objective"], f["objective"]))
+    if not (p["dual_bound"] >= f["objective"]):
+        errors.append("POP dual bound %r below the full objective %r" % (p["dual_bound"], f["objective"]))
+    if not (isinstance(p["relative_gap"], (int, float)) and 0.0 <= p["relative_gap"] < 0.01):
+        errors.append("POP relative_gap %r" % (p["relative_gap"],))
+    return errors
+
 def cmd_field(path, key):
     print(load_result(path)[key])
     return []
@@ -241,6 +261,18 @@ check "time limit: status time_limit" result_status_is time.json time_limit
 run --generate 2000,6 --seed 7 --utility log --pop 1 --backend cpu --threads 1 --tolerance 1e-3 --quiet
 check "--pop 1 --backend cpu --threads 1 --tolerance 1e-3 accepted" exited 0
 
+# ---- POP --------------------------------------------------------------------------------------------
+run --generate 20000,6 --seed 3 --utility log --write-instance pop --output pop_full.json --quiet
+check "POP reference: full solve exit 0" exited 0
+run --generate 20000,6 --seed 3 --utility log --pop 4 --output pop4.json --allocation pop4.csv --quiet
+check "--pop 4: exit 0" exited 0
+check "--pop 4: objective within 1% of the full solve, valid bound" \
+  py pop_close pop4.json pop_full.json pop.resources.csv
+check "--pop 4: allocation feasible" py allocation pop4.csv pop.jobs.csv pop.resources.csv
+run --jobs pop.jobs.csv --resources pop.resources.csv --utility log --pop 4 --seed 3 \
+  --output pop4_files.json --quiet
+check "--pop 4 --seed with input files: accepted" exited 0
+
 # ---- Warm start (linear: the utility whose cold solve converges reliably) -------------------------
 run --jobs linear.jobs.csv --resources linear.resources.csv --utility linear \
   --warm-start linear.json --output warm.json --quiet
@@ -346,7 +378,7 @@ bad_prices "warm start: not an object" "bad.prices.json:1:" '[1, 2]\n'
 
 # Usage errors: exit 2 with a message, nothing written.
 expect_error "unknown option" "--frobnicate" --generate 10,2 --frobnicate
-expect_error "--pop 2 is refused" "POP partitioning is not available" --generate 10,2 --pop 2
+expect_error "--pop 0 is refused" "--pop" --generate 10,2 --pop 0
 expect_error "unknown utility" "unknown utility" --generate 10,2 --utility quadratic
 expect_error "power utility out of range" "power:ALPHA" --generate 10,2 --utility power:1.5
 expect_error "--generate 0,5" "--generate N" --generate 0,5
