@@ -63,14 +63,12 @@ class stopwatch {
 
 /// Tuning constants of the method (see docs/method.md for how they were chosen).
 struct method_constants {
-  static constexpr double cold_smoothing = 1e-1;  ///< first relative smoothing level
-  static constexpr double cold_smoothing_concave = 1e-2;
-  static constexpr double warm_smoothing = 1e-3;
-  static constexpr double rescue_smoothing =
-      1e-4;  ///< strictly concave utilities, on a stall    ///< first level when warm-started
+  static constexpr double cold_smoothing = 1e-1;          ///< first level, piecewise linear
+  static constexpr double cold_smoothing_concave = 1e-2;  ///< first level, strictly concave
+  static constexpr double warm_smoothing = 1e-3;    ///< first level, warm start (piecewise lin.)
   static constexpr double smoothing_floor = 1e-11;  ///< smallest level before "stalled"
   static constexpr double smoothing_decrease = 0.1;
-  static constexpr double stage_ratio = 0.05;       ///< new stage when predicted < ratio * gap
+  static constexpr double stage_ratio = 0.05;  ///< next stage when smoothed gap < ratio * true gap
   static constexpr double capacity_margin = 1e-11;  ///< repaired usage <= (1 - margin) R
   static constexpr double max_step = 0.5;           ///< per step, in units of the price scale
   static constexpr int max_backtracks = 12;
@@ -151,10 +149,6 @@ class price_discovery {
       const double value = current.excess_smooth + prices.dot(capacity_);
       const double negligible = 1e-15 * (std::abs(value) + 1.0);
       if (!(slope < -negligible)) {
-        if (level_ == 0.0) {
-          rescue_with_regularization(prices, current, current_gap, damping);
-          continue;
-        }
         if (level_ > k::smoothing_floor) {
           next_stage(prices, current, current_gap, damping);
           continue;
@@ -191,10 +185,6 @@ class price_discovery {
       damping =
           t == 1.0 && accepted ? std::max(damping * 0.25, 1e-9) : std::min(damping * 2.0 / t, 1e9);
       if (!accepted && limit_status() == solve_status::not_solved) {
-        if (level_ == 0.0) {
-          rescue_with_regularization(prices, current, current_gap, damping);
-          continue;
-        }
         if (level_ > k::smoothing_floor) {
           next_stage(prices, current, current_gap, damping);
           continue;
@@ -237,15 +227,6 @@ class price_discovery {
     }
     if (!(sy > 0.0)) return;
     correction_ += r * r.transpose() / sy - as * as.transpose() / sas;
-  }
-
-  /// The unregularised dual of a strictly concave utility has kinks where a job's options are
-  /// collinear; when Newton stalls on one, continue on the regularised dual.
-  void rescue_with_regularization(const Eigen::VectorXd& prices, evaluation& current,
-                                  double& current_gap, double& damping) {
-    level_ = method_constants::rescue_smoothing;
-    damping = std::max(damping, 1e-3);
-    if (!evaluate(prices, current, current_gap)) interrupted_by_nan_ = true;
   }
 
   /// Next continuation stage: less smoothing, re-evaluated at the same prices.
