@@ -90,8 +90,9 @@ class price_discovery {
     using k = method_constants;
     const bool warm = options_.warm_start_prices.size() != 0;
     // Price scale per resource: the trust region is a box in these units.
-    Eigen::VectorXd equal_share = engine_.marginal_prices(capacity_, false);
-    Eigen::VectorXd at_zero = engine_.marginal_prices(capacity_, true);
+    auto marginals = engine_.marginal_prices(capacity_);
+    Eigen::VectorXd& equal_share = marginals.equal_share;
+    const Eigen::VectorXd& at_zero = marginals.at_zero;
     idle_utility_ = engine_.idle_utility();
     scale_.resize(m_);
     for (Eigen::Index j = 0; j < m_; ++j) {

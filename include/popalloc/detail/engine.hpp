@@ -280,17 +280,23 @@ class engine {
     }
   }
 
-  /// Marginal value of each resource at an equal-share allocation (or at zero throughput).
-  Eigen::VectorXd marginal_prices(const Eigen::VectorXd& capacity, bool at_zero) {
+  /// Marginal value of each resource at an equal-share allocation and at zero throughput.
+  struct marginal_values {
+    Eigen::VectorXd equal_share, at_zero;
+  };
+
+  /// One pass over the jobs: both marginal-value estimates and idle_utility().
+  marginal_values marginal_prices(const Eigen::VectorXd& capacity) {
     exec_.upload(capacity.data(), static_cast<std::size_t>(m_), factors_);
     initial_price_pass<view_type, Utility> pass{storage_.view, utility_, Executor::data(factors_),
-                                                m_, at_zero};
+                                                m_};
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
-    idle_utility_ = sums_[static_cast<std::size_t>(m_) + 1] == 0.0
-                        ? sums_[static_cast<std::size_t>(m_)]
-                        : -std::numeric_limits<double>::infinity();
-    return Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_) / static_cast<double>(n_);
+    const auto idle = static_cast<std::size_t>(2 * m_);
+    idle_utility_ = sums_[idle + 1] == 0.0 ? sums_[idle] : -std::numeric_limits<double>::infinity();
+    const double n = static_cast<double>(n_);
+    return {Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_) / n,
+            Eigen::Map<const Eigen::VectorXd>(sums_.data() + m_, m_) / n};
   }
 
   /// sum_i f_i(0): the objective of leaving every job idle (-inf for log utilities). Set by

@@ -378,26 +378,26 @@ struct smoothing_scale_pass {
 
 /// Marginal value of each resource at an equal-share allocation (resalloc's initial prices,
 /// generalised to bundles: an option's marginal value is split over the units it consumes).
-/// Layout: value[m] (the caller divides by n), then sum_i f_i(0) and the count of jobs whose
-/// f_i(0) is not finite.
+/// Layout: value[m] at the equal share and value[m] at zero throughput (the caller divides by n),
+/// then sum_i f_i(0) and the count of jobs whose f_i(0) is not finite. One pass serves both price
+/// estimates; a non-finite marginal (log at 0) contributes nothing.
 template <class View, class Utility>
 struct initial_price_pass {
   View view;
   Utility utility;
   const double* capacity = nullptr;
   std::int32_t m = 0;
-  bool at_zero = false;  ///< marginal values at zero throughput instead of the equal share
 
-  POPALLOC_HD std::int32_t width() const { return m + 2; }
+  POPALLOC_HD std::int32_t width() const { return 2 * m + 2; }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const std::int32_t count = view.option_count(i);
     const double n = static_cast<double>(view.n);
     const double idle = utility.value(0.0, view.parameters(i));
     if (is_finite(idle)) {
-      partial[m] += idle;
+      partial[2 * m] += idle;
     } else {
-      partial[m + 1] += 1.0;
+      partial[2 * m + 1] += 1.0;
     }
     double share_sum = 0.0, tau = 0.0;
     for (std::int32_t o = 0; o < count; ++o) {
@@ -416,9 +416,12 @@ struct initial_price_pass {
       tau += share * a;
     }
     if (share_sum > 1.0) tau /= share_sum;
-    if (at_zero) tau = 0.0;
-    const double marginal = utility.marginal(tau, view.parameters(i));
-    if (!is_finite(marginal)) return;
+    const job_parameters job = view.parameters(i);
+    double marginal = utility.marginal(tau, job);
+    double marginal_at_zero = utility.marginal(0.0, job);
+    if (!is_finite(marginal)) marginal = 0.0;
+    if (!is_finite(marginal_at_zero)) marginal_at_zero = 0.0;
+    if (marginal == 0.0 && marginal_at_zero == 0.0) return;
     for (std::int32_t o = 0; o < count; ++o) {
       const double a = view.value(i, o);
       if (!(a > 0.0)) continue;
@@ -426,9 +429,13 @@ struct initial_price_pass {
       double total = 0.0;
       for (std::int32_t k = 0; k < c; ++k) total += view.consumption_amount(i, o, k);
       if (!(total > 0.0)) continue;
-      for (std::int32_t k = 0; k < c; ++k)
-        if (view.consumption_amount(i, o, k) > 0.0)
-          partial[view.consumption_resource(i, o, k)] += marginal * a / total;
+      for (std::int32_t k = 0; k < c; ++k) {
+        if (view.consumption_amount(i, o, k) > 0.0) {
+          const std::int32_t j = view.consumption_resource(i, o, k);
+          partial[j] += marginal * a / total;
+          partial[m + j] += marginal_at_zero * a / total;
+        }
+      }
     }
   }
 };

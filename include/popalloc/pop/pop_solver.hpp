@@ -443,7 +443,7 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
     using host_engine =
         popalloc::detail::engine<popalloc::detail::host_executor, dense_problem<Scalar>, Utility>;
     host_engine engine(problem, utility, popalloc::detail::host_executor(options.solver.threads));
-    engine.marginal_prices(problem.capacity, true);  // sets idle_utility()
+    engine.marginal_prices(problem.capacity);  // sets idle_utility()
     const double idle = engine.idle_utility();
     std::vector<std::pair<int, Eigen::VectorXd>> candidates;
     Eigen::VectorXd average = Eigen::VectorXd::Zero(m);
