@@ -5,7 +5,8 @@
 #   bash scripts/install-deps.sh [main|test|ci] [extra-package ...]
 #
 #   main  compiler, CMake, Ninja, Eigen                       (build and run the examples)
-#   test  main + doctest, COIN-OR CLP, Google Benchmark, clang-format  (default)
+#   test  main + doctest, COIN-OR CLP/CBC, GLPK, OpenMPI, matplotlib, Google Benchmark,
+#         clang-format  (default)
 #   ci    test + clang (serial preset) and, without a CUDA toolkit, Debian's libthrust-dev
 # Extra arguments are further package names. Runs apt-get as root (or through sudo); runs
 # `apt-get update` once, and only when something is missing.
@@ -18,7 +19,8 @@ esac
 
 pkgs=(g++ cmake ninja-build pkg-config libeigen3-dev)
 if [[ "$mode" == test || "$mode" == ci ]]; then
-  pkgs+=(doctest-dev coinor-libclp-dev coinor-clp python3 zlib1g-dev libbenchmark-dev clang-format)
+  pkgs+=(doctest-dev coinor-libclp-dev coinor-clp coinor-libcbc-dev libglpk-dev libopenmpi-dev openmpi-bin
+         python3 python3-matplotlib zlib1g-dev libbenchmark-dev clang-format)
 fi
 if [[ "$mode" == ci ]]; then
   pkgs+=(clang)

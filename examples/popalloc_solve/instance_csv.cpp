@@ -16,9 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "errors.hpp"
-#include "file_io.hpp"
 #include "instance.hpp"
+#include "io.hpp"
 
 namespace popalloc_solve {
 namespace {

@@ -29,10 +29,9 @@
 #define POPALLOC_SOLVE_WITH_THRUST 0
 #endif
 
-#include "errors.hpp"
-#include "file_io.hpp"
 #include "generator.hpp"
 #include "instance.hpp"
+#include "io.hpp"
 #include "result_files.hpp"
 
 namespace popalloc_solve {

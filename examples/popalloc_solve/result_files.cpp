@@ -8,9 +8,7 @@
 
 #include <popalloc/status.hpp>
 
-#include "errors.hpp"
-#include "file_io.hpp"
-#include "json.hpp"
+#include "io.hpp"
 
 namespace popalloc_solve {
 

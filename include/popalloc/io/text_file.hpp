@@ -1,35 +1,41 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "file_io.hpp"
+/// \file
+/// \brief Whole-file reading, shortest round-trip number formatting, CSV fields and an early
+/// check that an output path is writable (POSIX).
+#pragma once
 
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <unistd.h>
-#include <utility>
 
 #include <sys/stat.h>
 
-#include "errors.hpp"
+#include "popalloc/io/input_error.hpp"
 
-namespace popalloc_solve {
+namespace popalloc {
+namespace io {
+namespace detail {
 
-namespace {
-
-std::string system_message(int error_number) { return std::strerror(error_number); }
+inline std::string system_message(int error_number) { return std::strerror(error_number); }
 
 /// The directory part of `path` ("." when it has none).
-std::string directory_of(const std::string& path) {
+inline std::string directory_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
 }
 
-}  // namespace
+}  // namespace detail
 
-std::string read_whole_file(const std::string& path) {
+/// \brief The whole content of `path`. \throws input_error if it cannot be read.
+inline std::string read_whole_file(const std::string& path) {
   std::FILE* stream = std::fopen(path.c_str(), "rb");
-  if (stream == nullptr) throw input_error(path + ": cannot open: " + system_message(errno));
+  if (stream == nullptr)
+    throw input_error(path + ": cannot open: " + detail::system_message(errno));
   // Read in blocks until EOF rather than trusting the size (pipes and /proc files report none),
   // but start with room for the whole regular file plus the probe for EOF, so a large file is
   // neither reallocated nor copied.
@@ -50,17 +56,21 @@ std::string read_whole_file(const std::string& path) {
   const bool failed = std::ferror(stream) != 0;
   const int error_number = errno;
   std::fclose(stream);
-  if (failed) throw input_error(path + ": read error: " + system_message(error_number));
+  if (failed) throw input_error(path + ": read error: " + detail::system_message(error_number));
   return content;
 }
 
-void append_number(std::string& out, double value) {
+/// \brief Appends the shortest decimal form of `value` that reads back to the same double.
+inline void append_number(std::string& out, double value) {
   char text[32];
   const auto result = std::to_chars(text, text + sizeof text, value);
   out.append(text, result.ptr);
 }
 
-void append_csv_field(std::string& out, const std::string& field) {
+/// \brief Appends a CSV field, quoted when it would otherwise not read back the same (a comma,
+/// a leading quote, blanks at either end). \throws input_error for a field that needs quotes and
+/// contains a quote: the reader has no escape for that.
+inline void append_csv_field(std::string& out, const std::string& field) {
   auto blank = [](char c) { return c == ' ' || c == '\t'; };
   const bool needs_quotes =
       field.find(',') != std::string::npos ||
@@ -77,57 +87,18 @@ void append_csv_field(std::string& out, const std::string& field) {
   out += '"';
 }
 
-void check_output_path(const std::string& path) {
+/// \brief Throws input_error unless the directory `path` would be created in is writable, so a
+/// typo in an output path is reported before a long solve rather than after it.
+inline void check_output_path(const std::string& path) {
   if (path.empty()) throw input_error("an output path is empty");
   struct stat info {};
   if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
     throw input_error(path + ": is a directory, expected a file name");
-  const std::string directory = directory_of(path);
+  const std::string directory = detail::directory_of(path);
   if (access(directory.c_str(), W_OK | X_OK) != 0)
     throw input_error(path + ": cannot write to directory '" + directory +
-                      "': " + system_message(errno));
+                      "': " + detail::system_message(errno));
 }
 
-atomic_output_file::atomic_output_file(std::string path)
-    : path_(std::move(path)),
-      temporary_path_(path_ + ".tmp." + std::to_string(static_cast<long>(getpid()))) {
-  stream_ = std::fopen(temporary_path_.c_str(), "wb");
-  if (stream_ == nullptr)
-    throw input_error(path_ + ": cannot create '" + temporary_path_ +
-                      "': " + system_message(errno));
-  buffer_.reserve(kFlushBytes + 4096);
-}
-
-atomic_output_file::~atomic_output_file() {
-  if (committed_) return;
-  if (stream_ != nullptr) std::fclose(stream_);
-  std::remove(temporary_path_.c_str());
-}
-
-void atomic_output_file::flush() {
-  if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), stream_) != buffer_.size())
-    fail("write");
-  buffer_.clear();
-}
-
-void atomic_output_file::fail(const char* action) {
-  const int error_number = errno;
-  if (stream_ != nullptr) std::fclose(stream_);
-  stream_ = nullptr;
-  std::remove(temporary_path_.c_str());
-  throw input_error(path_ + ": cannot " + action + ": " + system_message(error_number));
-}
-
-void atomic_output_file::commit() {
-  flush();
-  if (std::fflush(stream_) != 0) fail("write");
-  // fsync before rename: otherwise a crash can leave the new name pointing at an empty file.
-  if (fsync(fileno(stream_)) != 0) fail("sync");
-  const int closed = std::fclose(stream_);
-  stream_ = nullptr;
-  if (closed != 0) fail("close");
-  if (std::rename(temporary_path_.c_str(), path_.c_str()) != 0) fail("rename the temporary file");
-  committed_ = true;
-}
-
-}  // namespace popalloc_solve
+}  // namespace io
+}  // namespace popalloc

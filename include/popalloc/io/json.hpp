@@ -1,17 +1,49 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "json.hpp"
+/// \file
+/// \brief A small strict JSON reader that reports "PATH:LINE: what" for malformed input, and the
+/// two helpers a JSON writer needs (string literals, shortest round-trip numbers).
+#pragma once
 
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
-#include "errors.hpp"
-#include "file_io.hpp"
+#include "popalloc/io/input_error.hpp"
+#include "popalloc/io/text_file.hpp"
 
-namespace popalloc_solve::json {
-namespace {
+namespace popalloc {
+namespace io {
+namespace json {
+
+struct member;
+
+/// \brief A parsed JSON value. Objects keep their members in file order (duplicates included:
+/// the caller decides whether a repeated key is an error).
+struct value {
+  enum class kind { null, boolean, number, string, array, object };
+  kind type = kind::null;
+  bool boolean = false;
+  double number = 0.0;
+  std::string text;
+  std::vector<value> items;     ///< array elements
+  std::vector<member> members;  ///< object members
+  long line = 0;                ///< line where the value starts
+
+  /// \brief The first member called `key`, or nullptr (also when this is not an object).
+  const value* find(std::string_view key) const;
+};
+
+struct member {
+  std::string key;
+  value content;
+};
+
+namespace detail {
 
 /// Recursive-descent parser over the whole text. Newlines can only occur in whitespace
 /// (strings may not contain raw control characters), so counting them there tracks the line.
@@ -272,19 +304,20 @@ class parser {
   long line_ = 1;
 };
 
-}  // namespace
+}  // namespace detail
 
-const value* value::find(std::string_view key) const {
+inline const value* value::find(std::string_view key) const {
   for (const member& entry : members)
     if (entry.key == key) return &entry.content;
   return nullptr;
 }
 
-value parse(std::string_view text, const std::string& path) {
-  return parser(text, path).document();
+/// \brief Parses one JSON document. \throws input_error "PATH:LINE: what" on malformed input.
+inline value parse(std::string_view text, const std::string& path) {
+  return detail::parser(text, path).document();
 }
 
-const char* describe(value::kind type) {
+inline const char* describe(value::kind type) {
   switch (type) {
     case value::kind::null:
       return "null";
@@ -302,7 +335,7 @@ const char* describe(value::kind type) {
   return "a value";
 }
 
-void append_string(std::string& out, std::string_view text) {
+inline void append_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   for (const char c : text) {
@@ -321,12 +354,14 @@ void append_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
-void append_number(std::string& out, double number) {
+inline void append_number(std::string& out, double number) {
   if (!std::isfinite(number)) {
     out += "null";
     return;
   }
-  popalloc_solve::append_number(out, number);
+  io::append_number(out, number);
 }
 
-}  // namespace popalloc_solve::json
+}  // namespace json
+}  // namespace io
+}  // namespace popalloc
