@@ -31,7 +31,19 @@ TEST_CASE("[popalloc] invalid dense problems throw invalid_problem") {
   SUBCASE("negative throughput") {
     p.throughput(0, 0) = -1.0;
     CHECK_THROWS_WITH_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
-                         "throughput(0, 0) must be finite and >= 0", popalloc::invalid_problem);
+                         "throughput(0, 0) must be >= 0 and 0 or within [1e-60, 1e60] in magnitude",
+                         popalloc::invalid_problem);
+  }
+  SUBCASE("values outside [1e-60, 1e60] are rejected, 0 is not") {
+    p.throughput(0, 0) = 1e61;
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
+    p.throughput(0, 0) = 0.0;
+    p.capacity[0] = 1e-300;
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                    popalloc::invalid_problem);
+    p.capacity[0] = 0.0;
+    CHECK_NOTHROW(popalloc::solve<popalloc_test::test_backend>(p, linear));
   }
   SUBCASE("negative capacity") {
     p.capacity[1] = -0.5;

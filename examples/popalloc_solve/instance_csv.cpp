@@ -109,7 +109,8 @@ class csv_records {
   fail_at(path, line, shown + " in column '" + std::string(column) + "' " + problem);
 }
 
-/// A finite number >= 0 from `field`, else input_error naming file, line and column.
+/// A number >= 0 in popalloc's value range from `field`, else input_error naming file, line and
+/// column.
 double parse_non_negative(std::string_view field, std::string_view column, const std::string& path,
                           long line) {
   if (field.empty()) fail_number(field, column, path, line, "is not a number");
@@ -124,6 +125,11 @@ double parse_non_negative(std::string_view field, std::string_view column, const
     fail_number(field, column, path, line, "is not a number");
   if (!std::isfinite(value)) fail_number(field, column, path, line, "is not finite");
   if (value < 0.0) fail_number(field, column, path, line, "is negative");
+  if (!popalloc::detail::in_value_range(value))
+    fail_number(field, column, path, line,
+                (std::string("is outside the supported range (") +
+                 popalloc::detail::value_range_text() + ")")
+                    .c_str());
   return value;
 }
 

@@ -14,6 +14,7 @@
 #include "popalloc/error.hpp"
 #include "popalloc/utility/concept.hpp"
 #include "popalloc/utility/job_parameters.hpp"
+#include "popalloc/value_range.hpp"
 
 namespace popalloc {
 
@@ -85,29 +86,32 @@ class bundle_problem {
     if (jobs() == 0) throw invalid_problem("problem has no jobs");
     if (resources() == 0) throw invalid_problem("problem has no resources");
     for (Eigen::Index j = 0; j < resources(); ++j)
-      if (!std::isfinite(capacity_[j]) || capacity_[j] < 0)
-        throw invalid_problem("capacity[" + std::to_string(j) + "] must be finite and >= 0");
+      if (!detail::in_value_range(capacity_[j]) || capacity_[j] < 0)
+        throw invalid_problem("capacity[" + std::to_string(j) + "] must be >= 0 and " +
+                              detail::value_range_text());
     for (Eigen::Index i = 0; i < jobs(); ++i) {
       const auto w = static_cast<double>(weight_[static_cast<std::size_t>(i)]);
-      if (!std::isfinite(w) || w < 0 || (Utility::requires_positive_weight && w == 0))
-        throw invalid_problem("weight of job " + std::to_string(i) + " must be finite and " +
-                              (Utility::requires_positive_weight ? "> 0" : ">= 0"));
-      if (!std::isfinite(static_cast<double>(target_[static_cast<std::size_t>(i)])))
-        throw invalid_problem("target of job " + std::to_string(i) + " is not finite");
+      if (!detail::in_value_range(w) || w < 0 || (Utility::requires_positive_weight && w == 0))
+        throw invalid_problem("weight of job " + std::to_string(i) + " must be " +
+                              (Utility::requires_positive_weight ? "> 0" : ">= 0") + " and " +
+                              detail::value_range_text());
+      if (!(std::abs(static_cast<double>(target_[static_cast<std::size_t>(i)])) <= value_max))
+        throw invalid_problem("target of job " + std::to_string(i) +
+                              " must be finite and within [-1e60, 1e60]");
       bool usable = false;
       for (auto o = job_option_offset_[static_cast<std::size_t>(i)];
            o < job_option_offset_[static_cast<std::size_t>(i) + 1]; ++o) {
         const auto a = static_cast<double>(option_value_[static_cast<std::size_t>(o)]);
-        if (!std::isfinite(a) || a < 0)
-          throw invalid_problem("option value of job " + std::to_string(i) +
-                                " must be finite and >= 0");
+        if (!detail::in_value_range(a) || a < 0)
+          throw invalid_problem("option value of job " + std::to_string(i) + " must be >= 0 and " +
+                                detail::value_range_text());
         bool open = true;
         for (auto k = option_consumption_offset_[static_cast<std::size_t>(o)];
              k < option_consumption_offset_[static_cast<std::size_t>(o) + 1]; ++k) {
           const auto c = static_cast<double>(consumption_amount_[static_cast<std::size_t>(k)]);
-          if (!std::isfinite(c) || c < 0)
+          if (!detail::in_value_range(c) || c < 0)
             throw invalid_problem("consumption of an option of job " + std::to_string(i) +
-                                  " must be finite and >= 0");
+                                  " must be >= 0 and " + detail::value_range_text());
           if (c > 0 && capacity_[consumption_resource_[static_cast<std::size_t>(k)]] == 0)
             open = false;
         }

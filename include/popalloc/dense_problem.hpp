@@ -10,6 +10,7 @@
 
 #include "popalloc/error.hpp"
 #include "popalloc/utility/concept.hpp"
+#include "popalloc/value_range.hpp"
 
 namespace popalloc {
 
@@ -47,8 +48,9 @@ struct dense_problem {
                             " entries but the throughput matrix has " + std::to_string(m) +
                             " columns");
     for (Eigen::Index j = 0; j < m; ++j) {
-      if (!std::isfinite(capacity[j]) || capacity[j] < 0)
-        throw invalid_problem("capacity[" + std::to_string(j) + "] must be finite and >= 0");
+      if (!detail::in_value_range(capacity[j]) || capacity[j] < 0)
+        throw invalid_problem("capacity[" + std::to_string(j) + "] must be >= 0 and " +
+                              detail::value_range_text());
     }
     check_vector(weight, "weight", Utility::requires_positive_weight);
     if (Utility::uses_target) {
@@ -56,8 +58,9 @@ struct dense_problem {
         throw invalid_problem("this utility needs a target for every job (" + std::to_string(n) +
                               " entries, got " + std::to_string(target.size()) + ")");
       for (Eigen::Index i = 0; i < n; ++i)
-        if (!std::isfinite(static_cast<double>(target[i])))
-          throw invalid_problem("target[" + std::to_string(i) + "] is not finite");
+        if (!(std::abs(static_cast<double>(target[i])) <= value_max))
+          throw invalid_problem("target[" + std::to_string(i) +
+                                "] must be finite and within [-1e60, 1e60]");
     } else if (target.size() != 0 && target.size() != n) {
       throw invalid_problem("target must be empty or have one entry per job");
     }
@@ -72,14 +75,14 @@ struct dense_problem {
       double row_max = 0.0;
       for (Eigen::Index j = 0; j < m; ++j) {
         const double a = static_cast<double>(throughput(i, j));
-        if (!std::isfinite(a) || a < 0)
+        if (!detail::in_value_range(a) || a < 0)
           throw invalid_problem("throughput(" + std::to_string(i) + ", " + std::to_string(j) +
-                                ") must be finite and >= 0");
+                                ") must be >= 0 and " + detail::value_range_text());
         if (demand.size() != 0) {
           const double d = static_cast<double>(demand(i, j));
-          if (!std::isfinite(d) || d < 0)
+          if (!detail::in_value_range(d) || d < 0)
             throw invalid_problem("demand(" + std::to_string(i) + ", " + std::to_string(j) +
-                                  ") must be finite and >= 0");
+                                  ") must be >= 0 and " + detail::value_range_text());
         }
         if (capacity[j] > 0 && a > row_max) row_max = a;
       }
@@ -99,9 +102,9 @@ struct dense_problem {
                             " entries, expected " + std::to_string(n) + " (one per job) or 0");
     for (Eigen::Index i = 0; i < n; ++i) {
       const double x = static_cast<double>(v[i]);
-      if (!std::isfinite(x) || x < 0 || (positive && x == 0))
-        throw invalid_problem(std::string(name) + "[" + std::to_string(i) +
-                              "] must be finite and " + (positive ? "> 0" : ">= 0"));
+      if (!detail::in_value_range(x) || x < 0 || (positive && x == 0))
+        throw invalid_problem(std::string(name) + "[" + std::to_string(i) + "] must be " +
+                              (positive ? "> 0" : ">= 0") + " and " + detail::value_range_text());
     }
   }
 };

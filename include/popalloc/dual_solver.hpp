@@ -72,6 +72,8 @@ struct method_constants {
   static constexpr double capacity_margin = 1e-11;  ///< repaired usage <= (1 - margin) R
   static constexpr double max_step = 0.5;           ///< per step, in units of the price scale
   static constexpr int max_backtracks = 12;
+  /// dual - primal below -this x |objective|: the certificate is inconsistent (see finish()).
+  static constexpr double inconsistent_gap = 1e-9;
 };
 
 template <class Engine>
@@ -307,6 +309,14 @@ class price_discovery {
     return gap() <= options_.absolute_gap || relative_gap() <= options_.relative_gap;
   }
 
+  /// A dual bound below a feasible objective by more than rounding means the arithmetic lost
+  /// precision (data spanning most of the double range): neither number can be trusted.
+  bool certificate_inconsistent() const {
+    if (!std::isfinite(best_primal_) || !std::isfinite(best_dual_)) return false;
+    const double scale = std::max(std::abs(best_dual_), std::abs(best_primal_));
+    return gap() < -method_constants::inconsistent_gap * scale && gap() < -options_.absolute_gap;
+  }
+
   solve_status limit_status() const {
     if (interrupted_by_nan_) return solve_status::numerical_error;
     if (interrupted_) return solve_status::interrupted;
@@ -330,6 +340,7 @@ class price_discovery {
   }
 
   void finish(solve_result& result, solve_status status) {
+    if (certificate_inconsistent()) status = solve_status::numerical_error;
     result.status = status;
     result.iterations = iterations_;
     result.smoothing_stages = stages_;

@@ -15,7 +15,8 @@ enum class solve_status : std::uint8_t {
   time_limit = 3,       ///< time_limit_seconds reached
   interrupted = 4,      ///< the progress callback asked to stop
   stalled = 5,          ///< no further progress possible at the working precision
-  numerical_error = 6,  ///< a dual evaluation produced NaN or infinity
+  numerical_error = 6,  ///< NaN/infinity in a dual evaluation, or a dual bound below a feasible
+                        ///< objective (precision lost): the numbers are not a certificate
 };
 
 /// \brief Stable lower-case name of a status, e.g. "converged".
