@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Max-level problems (max-min fairness, minimum makespan, finish-time fairness) on the
+/// separable core solver: a bisection on the level whose every step is one target-priority
+/// solve, with both ends of the bracket certified.
+///
+/// A level problem is: maximise L such that every job i reaches its required throughput
+/// tau_i(min(L, cap_i)), where tau_i is nondecreasing in the level and cap_i freezes a job at a
+/// level already settled (water filling); cap_i = +inf for free jobs. For a fixed L this is the
+/// feasibility problem "sum_w A_iw x_iw >= tau_i for all i" over the base constraints, which is
+/// exactly the question whether
+///     phi(L) = max sum_i min(sum_w (A_iw / tau_i) x_iw - 1, 0)
+/// (a target-priority utility with target 1 on the rescaled throughputs) equals 0. The core
+/// solver returns a feasible allocation X and a dual bound g >= phi(L):
+///   * X is feasible for the base constraints, so its own level min_i level_i(X) is a certified
+///     lower end of the bracket (whatever L was);
+///   * g < 0 proves phi(L) < 0, i.e. L is infeasible: a certified upper end.
+/// Feasibility is monotone in L, so bisection between these ends converges to the optimum; the
+/// result is the best X found and the smallest certified infeasible level.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "popalloc/dense_problem.hpp"
+#include "popalloc/dual_solver.hpp"
+#include "popalloc/options.hpp"
+#include "popalloc/result.hpp"
+#include "popalloc/status.hpp"
+#include "popalloc/utility/target_priority.hpp"
+
+namespace popalloc::cluster {
+
+/// \brief A max-level problem over the base constraints sum_w x_iw <= 1,
+/// sum_i s_i x_iw <= n_w.
+struct level_problem {
+  Eigen::MatrixXd throughput;  ///< A, n x m (0: cannot run there)
+  Eigen::VectorXd scale;       ///< s_i: GPUs held at once
+  Eigen::VectorXd capacity;    ///< n_w
+  /// Level at which job i is frozen (+inf: free). Its requirement is tau_i(min(L, cap_i)).
+  std::vector<double> cap;
+  /// tau_i(L): throughput job i needs for level L; nondecreasing in L, 0 if it needs none,
+  /// +inf if no throughput reaches L.
+  std::function<double(Eigen::Index, double)> target;
+  /// level_i(ET): the level job i reaches with throughput ET; nondecreasing in ET.
+  std::function<double(Eigen::Index, double)> level_of;
+};
+
+/// \brief One target-priority solve at a fixed level.
+struct level_probe {
+  Eigen::MatrixXd x;              ///< feasible allocation, n x m
+  Eigen::VectorXd levels;         ///< level_i(ET_i(x))
+  double achieved = 0.0;          ///< the level x certifies (see achieved_level)
+  bool infeasible = false;        ///< the dual bound proved the level infeasible
+  double dual_bound = 0.0;        ///< phi's upper bound (<= 0 feasible side)
+  double primal_objective = 0.0;  ///< phi's value at x (sum of relative deficits, <= 0)
+  solve_status status = solve_status::not_solved;
+  Eigen::VectorXd prices;
+};
+
+/// \brief Result of maximize_level.
+struct level_solution {
+  Eigen::MatrixXd x;   ///< best allocation found
+  double level = 0.0;  ///< level it certifies (lower end)
+  /// Smallest level proved infeasible (upper end), or the caller's initial upper bound.
+  double upper = std::numeric_limits<double>::infinity();
+  /// converged when upper - level <= 4 tolerance upper (certified); otherwise the worst core
+  /// status seen (stalled if every solve converged but undecided levels kept the bracket open).
+  solve_status status = solve_status::converged;
+  int solves = 0;
+  Eigen::VectorXd prices;
+};
+
+namespace detail {
+
+inline solve_status worse_status(solve_status a, solve_status b) {
+  auto rank = [](solve_status s) {
+    switch (s) {
+      case solve_status::converged:
+        return 0;
+      case solve_status::iteration_limit:
+      case solve_status::time_limit:
+        return 1;
+      case solve_status::stalled:
+        return 2;
+      case solve_status::interrupted:
+        return 3;
+      case solve_status::not_solved:
+      case solve_status::numerical_error:
+        break;
+    }
+    return 4;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
+/// Dense n x m matrix of a dense problem's allocation, rows of `rows` (others stay 0).
+inline void scatter_allocation(const solve_result& r, const std::vector<Eigen::Index>& rows,
+                               Eigen::MatrixXd& x) {
+  const auto& a = r.allocation;
+  for (std::size_t q = 0; q < a.jobs(); ++q)
+    for (auto k = a.job_offset[q]; k < a.job_offset[q + 1]; ++k)
+      x(rows[q], a.option[static_cast<std::size_t>(k)]) += a.fraction[static_cast<std::size_t>(k)];
+}
+
+}  // namespace detail
+
+/// \brief The level x certifies: min over jobs of level_i(ET_i), where a frozen job that reaches
+/// its cap imposes nothing (+inf if no job constrains).
+inline double achieved_level(const level_problem& p, const Eigen::VectorXd& levels) {
+  double out = std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < levels.size(); ++i) {
+    const double cap = p.cap.empty() ? std::numeric_limits<double>::infinity()
+                                     : p.cap[static_cast<std::size_t>(i)];
+    if (levels[i] >= cap) continue;
+    out = std::min(out, levels[i]);
+  }
+  return out;
+}
+
+/// \brief Per-job levels of an allocation.
+inline Eigen::VectorXd levels_of(const level_problem& p, const Eigen::MatrixXd& x) {
+  Eigen::VectorXd out(x.rows());
+  for (Eigen::Index i = 0; i < x.rows(); ++i)
+    out[i] = p.level_of(i, p.throughput.row(i).dot(x.row(i)));
+  return out;
+}
+
+/// \brief Solves the target-priority problem at `level` to an absolute gap `absolute_gap` (in
+/// units of relative deficit), stopping early once the question is decided: the allocation's
+/// total relative deficit is at most `decided_deficit` (every job within that fraction of its
+/// requirement: feasible to the tolerance), or the dual bound is negative (infeasible). Near a
+/// feasible level the dual bound approaches 0 only slowly, so waiting for the gap would cost
+/// hundreds of iterations for an answer already known.
+inline level_probe probe_level(const level_problem& p, double level, double absolute_gap,
+                               const solver_options& base, const Eigen::VectorXd& warm_prices = {},
+                               double decided_deficit = 0.0) {
+  const Eigen::Index n = p.throughput.rows(), m = p.throughput.cols();
+  level_probe out;
+  out.x = Eigen::MatrixXd::Zero(n, m);
+  std::vector<Eigen::Index> rows;
+  std::vector<double> tau;
+  rows.reserve(static_cast<std::size_t>(n));
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double cap = p.cap.empty() ? std::numeric_limits<double>::infinity()
+                                     : p.cap[static_cast<std::size_t>(i)];
+    const double t = p.target(i, std::min(level, cap));
+    if (!(t > 0.0)) continue;  // needs nothing
+    if (!std::isfinite(t) || p.throughput.row(i).maxCoeff() <= 0.0) {
+      // No allocation reaches this level: infeasible without solving.
+      out.infeasible = true;
+      out.dual_bound = -std::numeric_limits<double>::infinity();
+      out.levels = levels_of(p, out.x);
+      out.achieved = achieved_level(p, out.levels);
+      out.status = solve_status::converged;
+      return out;
+    }
+    rows.push_back(i);
+    tau.push_back(t);
+  }
+  if (!rows.empty()) {
+    dense_problem<double> d;
+    const auto k = static_cast<Eigen::Index>(rows.size());
+    d.throughput.resize(k, m);
+    d.target = Eigen::VectorXd::Ones(k);
+    d.job_demand.resize(k);
+    d.capacity = p.capacity;
+    for (Eigen::Index r = 0; r < k; ++r) {
+      const Eigen::Index i = rows[static_cast<std::size_t>(r)];
+      d.throughput.row(r) = p.throughput.row(i) / tau[static_cast<std::size_t>(r)];
+      d.job_demand[r] = p.scale[i];
+    }
+    solver_options o = base;
+    o.relative_gap = 0.0;
+    o.absolute_gap = absolute_gap;
+    if (warm_prices.size() == m) o.warm_start_prices = warm_prices;
+    // Rounding in a sum of k terms: a bound this close to 0 proves nothing.
+    const double proof = 1e-13 * static_cast<double>(k);
+    const progress_callback decide = [proof, decided_deficit](const progress& s) {
+      return s.dual_bound < -proof || s.primal_objective >= -decided_deficit
+                 ? callback_action::stop
+                 : callback_action::proceed;
+    };
+    solve_result r = popalloc::solve(d, utility::target_priority{}, o, decide);
+    if (r.status == solve_status::interrupted) r.status = solve_status::converged;  // decided
+    detail::scatter_allocation(r, rows, out.x);
+    out.dual_bound = r.dual_bound;
+    out.primal_objective = r.primal_objective;
+    out.status = r.status;
+    out.prices = r.prices;
+    out.infeasible = r.dual_bound < -proof;
+  } else {
+    out.status = solve_status::converged;
+  }
+  out.levels = levels_of(p, out.x);
+  out.achieved = achieved_level(p, out.levels);
+  return out;
+}
+
+/// \brief Maximises the level by bisection between `lower` (certified by `x_lower`, which must
+/// be feasible and reach it) and `upper` (a level known to be infeasible or an upper bound),
+/// until (upper - lower) <= tolerance * upper. Each step solves to an absolute deficit gap of
+/// 5% of the bracket's relative width (at least tolerance / 10): coarse while the bracket is
+/// wide, exact where it matters. A level the solve cannot decide (not proved infeasible, and
+/// its allocation falls short of the level by more than tolerance / 2) is solved again with the
+/// gap at the decision threshold, up to 2 times, then treated as infeasible for the search only
+/// (`upper` stays certified).
+inline level_solution maximize_level(
+    const level_problem& p, double lower, const Eigen::MatrixXd& x_lower, double upper,
+    double tolerance, const solver_options& base, const Eigen::VectorXd& warm_prices = {},
+    double deadline_seconds = std::numeric_limits<double>::infinity()) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  level_solution out;
+  out.x = x_lower;
+  out.level = lower;
+  out.upper = upper;
+  out.prices = warm_prices;
+  double search_upper = upper;
+  double pending = std::numeric_limits<double>::quiet_NaN();  // level to retry more precisely
+  int retries = 0;
+  while (search_upper - out.level > tolerance * search_upper) {
+    if (std::chrono::duration<double>(clock::now() - start).count() > deadline_seconds) {
+      out.status = detail::worse_status(out.status, solve_status::time_limit);
+      break;
+    }
+    const double lo = out.level, hi = search_upper;
+    // The first probe tries just below the upper end: the "every job alone" bound is often
+    // tight (one job that can only run on one small type), and then one solve settles it.
+    const double level = !std::isnan(pending)          ? pending
+                         : out.solves == 0             ? hi * (1.0 - 0.5 * tolerance)
+                         : (lo > 0.0 && hi > 4.0 * lo) ? std::sqrt(lo * hi)
+                                                       : 0.5 * (lo + hi);
+    // A retry solves to the decision threshold itself: then a converged solve either reaches
+    // every requirement to the tolerance or has a negative dual bound.
+    const double decided = 0.4 * tolerance;
+    const double gap = retries > 0 ? 0.5 * decided : std::max(0.05 * (hi - lo) / hi, decided);
+    const level_probe probe = probe_level(p, level, gap, base, out.prices, decided);
+    ++out.solves;
+    out.status = detail::worse_status(out.status, probe.status);
+    if (probe.prices.size() != 0) out.prices = probe.prices;
+    if (probe.achieved > out.level) {
+      out.level = std::min(probe.achieved, upper);
+      out.x = probe.x;
+    }
+    pending = std::numeric_limits<double>::quiet_NaN();
+    if (probe.infeasible) {
+      out.upper = std::min(out.upper, level);
+      search_upper = std::min(search_upper, level);
+      retries = 0;
+    } else if (probe.achieved >= level * (1.0 - 0.5 * tolerance)) {
+      retries = 0;  // feasible to the tolerance: out.level moved up to ~level
+    } else if (retries < 2) {
+      // Neither proved infeasible nor reached: the solve was too coarse to tell.
+      pending = level;
+      ++retries;
+    } else {
+      // Still undecided at the decision threshold (the solver stalled or hit a limit): treat as
+      // infeasible for the search only.
+      search_upper = level;
+      retries = 0;
+    }
+    if (out.level >= out.upper) break;
+  }
+  // Sub-solves that stalled or hit a limit do not matter if the certified bracket closed.
+  const bool closed = out.upper - out.level <= 4.0 * tolerance * out.upper;
+  if (closed && out.status != solve_status::numerical_error) out.status = solve_status::converged;
+  if (!closed && out.status == solve_status::converged) out.status = solve_status::stalled;
+  return out;
+}
+
+}  // namespace popalloc::cluster

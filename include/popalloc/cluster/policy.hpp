@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Scheduling policy names, options and the allocation they produce.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "popalloc/error.hpp"
+#include "popalloc/pop/partition.hpp"
+#include "popalloc/status.hpp"
+
+namespace popalloc::cluster {
+
+/// \brief Gavel's policies (domains.md §2.4). Values are stable.
+enum class policy_kind : std::uint8_t {
+  max_min_fairness = 0,       ///< LAS: max min_i s_i ET_i / (w_i P_i), with water filling
+  proportional_fairness = 1,  ///< max sum_i w_i log(ET_i / P_i)
+  max_throughput = 2,         ///< max sum_i ET_i (/ cost of the GPU type when costs are given)
+  min_makespan = 3,           ///< min max_i r_i / ET_i
+  finish_time_fairness = 4,   ///< min max_i rho_i (Themis)
+  isolated = 5,               ///< baseline: the isolated share (n_w / m) / s_i of every type
+  fifo = 6,                   ///< baseline: arrival order, whole GPUs, no time sharing
+};
+
+/// \brief The command-line name, e.g. "max-min-fairness".
+inline const char* to_string(policy_kind p) {
+  switch (p) {
+    case policy_kind::max_min_fairness:
+      return "max-min-fairness";
+    case policy_kind::proportional_fairness:
+      return "proportional-fairness";
+    case policy_kind::max_throughput:
+      return "max-throughput";
+    case policy_kind::min_makespan:
+      return "min-makespan";
+    case policy_kind::finish_time_fairness:
+      return "finish-time-fairness";
+    case policy_kind::isolated:
+      return "isolated";
+    case policy_kind::fifo:
+      return "fifo";
+  }
+  return "unknown";
+}
+
+/// \brief Parses a policy name (as printed by to_string; '_' is accepted for '-').
+/// \throws invalid_options listing the valid names.
+inline policy_kind parse_policy(std::string_view name) {
+  std::string n(name);
+  for (char& c : n)
+    if (c == '_') c = '-';
+  for (int k = 0; k <= static_cast<int>(policy_kind::fifo); ++k) {
+    const auto p = static_cast<policy_kind>(k);
+    if (n == to_string(p)) return p;
+  }
+  throw invalid_options("unknown policy '" + std::string(name) +
+                        "' (max-min-fairness, proportional-fairness, max-throughput, "
+                        "min-makespan, finish-time-fairness, isolated, fifo)");
+}
+
+/// \brief What allocate() should compute.
+struct policy_options {
+  policy_kind policy = policy_kind::max_min_fairness;
+  /// Gavel's heterogeneity-agnostic variant: max-min and proportional fairness see every
+  /// throughput as 1 (pure time shares), the others see T_iw := T_i,reference on every type.
+  /// effective_throughput is always reported with the true throughputs.
+  bool heterogeneity_agnostic = false;
+  std::string reference_gpu = "v100";  ///< for the agnostic variants (max over types if absent)
+  /// Max-min only: keep raising the other jobs after the minimum is fixed (Gavel's
+  /// max_min_fairness_water_filling); false: plain max-min (Gavel's max_min_fairness).
+  bool water_filling = true;
+  int max_water_filling_levels = 64;  ///< levels before the remaining jobs are frozen
+  /// Water filling: a job counts as a bottleneck when it cannot rise by this relative amount
+  /// above the current level (Gavel's MILP uses 1.0001 L, i.e. 1e-4).
+  double water_filling_threshold = 1e-4;
+  /// Max-throughput only: price per GPU of each type (cluster order); empty: all 1.
+  std::vector<double> gpu_cost;
+  /// Accuracy: relative width of the certified bracket [objective, bound] for the level
+  /// policies (max-min, makespan, finish-time fairness), relative duality gap for the others.
+  double tolerance = 1e-6;
+  int threads = 0;  ///< OpenMP threads (0: default); POP parts run one per thread
+  double time_limit_seconds = std::numeric_limits<double>::infinity();
+  /// Prices per GPU type to start the core solver from (e.g. cluster_allocation::prices of the
+  /// previous call); empty: cold start.
+  Eigen::VectorXd warm_start_prices;
+  /// POP: k parts (1 = solve the whole problem). Jobs are partitioned with pop_strategy and
+  /// pop_seed; GPUs are split with pop::split_units (no GPU lost to integer division).
+  int pop_parts = 1;
+  std::uint64_t pop_seed = 0;
+  pop::partition_strategy pop_strategy = pop::partition_strategy::uniform_random;
+  std::uint64_t fifo_seed = 0;  ///< agnostic FIFO picks a random feasible type
+};
+
+/// \brief Result of allocate(): per job (in input order) the time fraction on every GPU type.
+struct cluster_allocation {
+  policy_kind policy = policy_kind::max_min_fairness;
+  bool heterogeneity_agnostic = false;
+  /// X_iw, jobs x GPU types (cluster order): fraction of wall-clock time job i runs on s_i GPUs
+  /// of type w. Rows sum to <= 1; sum_i s_i X_iw <= n_w.
+  Eigen::MatrixXd fraction;
+  Eigen::VectorXd effective_throughput;     ///< ET_i = sum_w T_iw X_iw, true throughputs (steps/s)
+  Eigen::VectorXd normalized_throughput;    ///< s_i ET_i / (w_i P_i), Gavel's max-min measure
+  Eigen::VectorXd proportional_throughput;  ///< P_i = sum_w T_iw n_w / N (true throughputs)
+  /// 0 for a job with no usable GPU type (T = 0 everywhere, or s_i > n_w where T > 0): it gets
+  /// nothing and is left out of the objective.
+  std::vector<char> schedulable;
+  /// The policy's objective (see docs/cluster-scheduling.md): max-min: min_i normalized
+  /// throughput (over schedulable jobs, policy's own throughput model); makespan: seconds;
+  /// finish-time fairness: max_i rho_i; proportional: sum_i w_i log(ET_i / P_i); max-throughput:
+  /// sum_i ET_i (/ cost). Always the value of the returned allocation.
+  double objective = std::numeric_limits<double>::quiet_NaN();
+  /// A certified bound on the optimum on the other side of `objective` (an upper bound when
+  /// maximising, a lower bound for makespan and rho); NaN when none (baselines, POP).
+  double bound = std::numeric_limits<double>::quiet_NaN();
+  solve_status status = solve_status::not_solved;  ///< worst core-solver status seen
+  int core_solves = 0;                             ///< popalloc::solve calls
+  int water_filling_levels = 0;                    ///< max-min with water filling: levels solved
+  double seconds = 0.0;                            ///< wall time of allocate()
+  Eigen::VectorXd prices;  ///< last core-solver prices per GPU type (for warm starts)
+  // POP accounting (pop_parts > 1): per-part wall times.
+  int pop_parts = 1;
+  double pop_parts_seconds_max = 0.0;
+  double pop_parts_seconds_sum = 0.0;
+};
+
+}  // namespace popalloc::cluster

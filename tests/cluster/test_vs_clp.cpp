@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cluster policies against exact LP solves with COIN-OR CLP on small random instances:
+// max-min fairness (epigraph LP, and the exact lexicographic water-filling vector), min makespan
+// (POP's LP), max throughput, finish-time fairness (CLP feasibility LPs at rho (1 -/+ 1e-6)), and
+// proportional fairness (not an LP: an independent dual bound computed here in closed form).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <ClpSimplex.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <doctest/doctest.h>
+
+#include <popalloc/cluster/instance.hpp>
+#include <popalloc/cluster/policies.hpp>
+
+#include "cluster_fixtures.hpp"
+
+namespace pc = popalloc::cluster;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// max c.(X, t) over the base constraints, plus per-job rows lower_i(t) <= ET_i written as
+/// coef_i t - sum_w A_iw X_iw <= -rhs_i. Variables: X_iw (i*m + w), then t (if with_level).
+struct lp_builder {
+  int n = 0, m = 0;
+  bool with_level = false;
+  std::vector<int> rows, cols;
+  std::vector<double> values, row_lo, row_up, col_lo, col_up, objective;
+
+  lp_builder(const pc::instance& in, bool level)
+      : n(static_cast<int>(in.jobs())), m(static_cast<int>(in.types())), with_level(level) {
+    const int columns = n * m + (level ? 1 : 0);
+    col_lo.assign(static_cast<std::size_t>(columns), 0.0);
+    col_up.assign(static_cast<std::size_t>(columns), kInf);
+    objective.assign(static_cast<std::size_t>(columns), 0.0);
+    if (level) col_up.back() = kInf;
+    for (int i = 0; i < n; ++i) {
+      const int r = add_row(-kInf, 1.0);
+      for (int w = 0; w < m; ++w) {
+        entry(r, i * m + w, 1.0);
+        if (!(in.model_throughput(i, w) > 0.0)) col_up[static_cast<std::size_t>(i * m + w)] = 0.0;
+      }
+    }
+    for (int w = 0; w < m; ++w) {
+      const int r = add_row(-kInf, in.capacity[w]);
+      for (int i = 0; i < n; ++i) entry(r, i * m + w, in.scale[i]);
+    }
+  }
+  int add_row(double lo, double up) {
+    row_lo.push_back(lo);
+    row_up.push_back(up);
+    return static_cast<int>(row_lo.size()) - 1;
+  }
+  void entry(int r, int c, double v) {
+    rows.push_back(r);
+    cols.push_back(c);
+    values.push_back(v);
+  }
+  /// sum_w A_iw X_iw - coef * t >= rhs.
+  void require(const pc::instance& in, int i, double coef, double rhs) {
+    const int r = add_row(rhs, kInf);
+    for (int w = 0; w < m; ++w)
+      if (in.model_throughput(i, w) > 0.0) entry(r, i * m + w, in.model_throughput(i, w));
+    if (coef != 0.0) entry(r, n * m, -coef);
+  }
+  /// Returns the optimum (maximisation), NaN if not optimal; x gets the X part.
+  double solve(std::vector<double>* x = nullptr, bool* infeasible = nullptr) {
+    CoinPackedMatrix matrix(true, rows.data(), cols.data(), values.data(),
+                            static_cast<CoinBigIndex>(values.size()));
+    matrix.setDimensions(static_cast<int>(row_lo.size()), static_cast<int>(col_lo.size()));
+    ClpSimplex model;
+    model.setLogLevel(0);
+    model.loadProblem(matrix, col_lo.data(), col_up.data(), objective.data(), row_lo.data(),
+                      row_up.data());
+    model.setOptimizationDirection(-1.0);
+    model.setPrimalTolerance(1e-10);
+    model.setDualTolerance(1e-10);
+    model.dual();
+    if (infeasible) *infeasible = model.isProvenPrimalInfeasible();
+    if (!model.isProvenOptimal()) return std::nan("");
+    if (x) x->assign(model.primalColumnSolution(), model.primalColumnSolution() + n * m);
+    return model.objectiveValue();
+  }
+};
+
+pc::instance prepared(const std::vector<pc::job>& jobs, const pc::gpu_cluster& c,
+                      pc::policy_kind p) {
+  pc::policy_options o;
+  o.policy = p;
+  return pc::prepare_instance(jobs, c, o);
+}
+
+/// Max-min over `free` jobs with frozen jobs at `frozen` levels (NaN = free): the LP optimum.
+double lp_max_min(const pc::instance& in, const std::vector<double>& frozen) {
+  lp_builder lp(in, true);
+  lp.objective.back() = 1.0;
+  for (int i = 0; i < lp.n; ++i) {
+    if (!in.schedulable[static_cast<std::size_t>(i)]) continue;
+    const double c = in.weight[i] * in.proportional[i] / in.scale[i];
+    if (std::isnan(frozen[static_cast<std::size_t>(i)]))
+      lp.require(in, i, c, 0.0);
+    else
+      lp.require(in, i, 0.0, c * frozen[static_cast<std::size_t>(i)]);
+  }
+  return lp.solve();
+}
+
+/// Highest level job j can reach while free jobs keep `level` and frozen jobs theirs.
+double lp_job_headroom(const pc::instance& in, const std::vector<double>& frozen, int j,
+                       double level) {
+  lp_builder lp(in, false);
+  for (int w = 0; w < lp.m; ++w)
+    lp.objective[static_cast<std::size_t>(j * lp.m + w)] =
+        in.model_throughput(j, w) * in.scale[j] / (in.weight[j] * in.proportional[j]);
+  for (int i = 0; i < lp.n; ++i) {
+    if (!in.schedulable[static_cast<std::size_t>(i)]) continue;
+    const double c = in.weight[i] * in.proportional[i] / in.scale[i];
+    const double l = std::isnan(frozen[static_cast<std::size_t>(i)])
+                         ? level
+                         : frozen[static_cast<std::size_t>(i)];
+    lp.require(in, i, 0.0, c * l * (1.0 - 1e-9));
+  }
+  return lp.solve();
+}
+
+}  // namespace
+
+TEST_CASE("max-min fairness equals the CLP epigraph LP (objective within 1e-6)") {
+  const auto cluster = pc::parse_cluster("k80:5,p100:3,v100:2");
+  for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+    for (const bool agnostic : {false, true}) {
+      const auto jobs = cluster_test::random_jobs(4 + static_cast<int>(seed) * 3, cluster, seed);
+      pc::policy_options o;
+      o.heterogeneity_agnostic = agnostic;
+      o.water_filling = false;
+      const auto a = pc::allocate(jobs, cluster, o);
+      const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+      const double exact = lp_max_min(in, std::vector<double>(jobs.size(), std::nan("")));
+      CAPTURE(seed);
+      CAPTURE(agnostic);
+      REQUIRE(std::isfinite(exact));
+      CHECK(std::abs(a.objective - exact) <= 1e-6 * exact);
+      CHECK(a.bound >= exact * (1.0 - 1e-9));
+    }
+  }
+}
+
+TEST_CASE("max-min water filling matches the exact lexicographic max-min vector") {
+  const auto cluster = pc::parse_cluster("k80:4,p100:3,v100:2");
+  for (std::uint32_t seed = 11; seed <= 14; ++seed) {
+    const auto jobs = cluster_test::random_jobs(10, cluster, seed);
+    const pc::instance in = prepared(jobs, cluster, pc::policy_kind::max_min_fairness);
+    // Exact progressive filling with CLP: max-min level, then freeze every job whose own
+    // maximum (others held at the level) does not exceed it.
+    std::vector<double> frozen(jobs.size(), std::nan(""));
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (!in.schedulable[i]) frozen[i] = 0.0;
+    for (int round = 0; round < 20; ++round) {
+      bool any_free = false;
+      for (const double f : frozen) any_free = any_free || std::isnan(f);
+      if (!any_free) break;
+      const double level = lp_max_min(in, frozen);
+      REQUIRE(std::isfinite(level));
+      std::vector<double> next = frozen;
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        if (!std::isnan(frozen[j])) continue;
+        const double room = lp_job_headroom(in, frozen, static_cast<int>(j), level);
+        if (room <= level * (1.0 + 1e-6)) next[j] = level;
+      }
+      frozen = next;
+    }
+    pc::policy_options o;
+    o.tolerance = 1e-7;
+    const auto a = pc::allocate(jobs, cluster, o);
+    CAPTURE(seed);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE(!std::isnan(frozen[i]));
+      const double mine = a.normalized_throughput[static_cast<Eigen::Index>(i)];
+      CHECK(std::abs(mine - frozen[i]) <= 1e-4 * frozen[i]);
+    }
+  }
+}
+
+TEST_CASE("min makespan equals POP's LP (max u, ET_i >= r_i u)") {
+  const auto cluster = pc::parse_cluster("v100:2,p100:3,k80:5");
+  for (std::uint32_t seed = 21; seed <= 26; ++seed) {
+    for (const bool agnostic : {false, true}) {
+      const auto jobs = cluster_test::random_jobs(12, cluster, seed);
+      pc::policy_options o;
+      o.policy = pc::policy_kind::min_makespan;
+      o.heterogeneity_agnostic = agnostic;
+      const auto a = pc::allocate(jobs, cluster, o);
+      const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+      lp_builder lp(in, true);
+      lp.objective.back() = 1.0;
+      for (int i = 0; i < lp.n; ++i)
+        if (in.schedulable[static_cast<std::size_t>(i)]) lp.require(in, i, in.remaining[i], 0.0);
+      const double u = lp.solve();
+      REQUIRE(std::isfinite(u));
+      CAPTURE(seed);
+      CHECK(std::abs(a.objective - 1.0 / u) <= 1e-6 / u);
+      CHECK(a.bound <= (1.0 / u) * (1.0 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("max throughput (plain and cost-normalised) equals the CLP LP") {
+  const auto cluster = pc::parse_cluster("v100:3,p100:4,k80:6");
+  for (std::uint32_t seed = 31; seed <= 36; ++seed) {
+    const auto jobs = cluster_test::random_jobs(15, cluster, seed);
+    for (const bool cost : {false, true}) {
+      pc::policy_options o;
+      o.policy = pc::policy_kind::max_throughput;
+      if (cost) o.gpu_cost = {3.06, 1.46, 0.9};
+      o.tolerance = 1e-8;
+      const auto a = pc::allocate(jobs, cluster, o);
+      const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+      lp_builder lp(in, false);
+      for (int i = 0; i < lp.n; ++i)
+        for (int w = 0; w < lp.m; ++w)
+          lp.objective[static_cast<std::size_t>(i * lp.m + w)] =
+              in.model_throughput(i, w) / (cost ? o.gpu_cost[static_cast<std::size_t>(w)] : 1.0);
+      const double exact = lp.solve();
+      REQUIRE(std::isfinite(exact));
+      CAPTURE(seed);
+      CHECK(std::abs(a.objective - exact) <= 1e-6 * exact);
+    }
+  }
+}
+
+TEST_CASE("finish-time fairness: CLP proves rho (1 - 1e-6) infeasible and rho feasible") {
+  const auto cluster = pc::parse_cluster("v100:2,p100:3,k80:4");
+  for (std::uint32_t seed = 41; seed <= 46; ++seed) {
+    const auto jobs = cluster_test::random_jobs(10, cluster, seed);
+    pc::policy_options o;
+    o.policy = pc::policy_kind::finish_time_fairness;
+    const auto a = pc::allocate(jobs, cluster, o);
+    const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+    // rho_i <= rho  <=>  ET_i >= r_i / (rho D_i - t_i): a feasibility LP for fixed rho.
+    auto feasible = [&](double rho) {
+      lp_builder lp(in, false);
+      for (int i = 0; i < lp.n; ++i) {
+        if (!in.schedulable[static_cast<std::size_t>(i)]) continue;
+        const double d = in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
+        const double slack = rho * d - in.elapsed[i];
+        if (!(slack > 0.0)) return false;
+        lp.require(in, i, 0.0, in.remaining[i] / slack);
+      }
+      bool infeasible = false;
+      const double v = lp.solve(nullptr, &infeasible);
+      return std::isfinite(v) && !infeasible;
+    };
+    CAPTURE(seed);
+    CHECK(a.status == popalloc::solve_status::converged);
+    CHECK(feasible(a.objective * (1.0 + 1e-9)));
+    CHECK_FALSE(feasible(a.objective * (1.0 - 1e-6)));
+    CHECK(a.bound <= a.objective);
+    CHECK(a.bound >= a.objective * (1.0 - 1e-6));
+  }
+}
+
+TEST_CASE("proportional fairness: closed-form dual bound at the solver's prices") {
+  // Not an LP. g(p) = sum_i max_{x in simplex} [w_i log(a_i.x) - s_i p.x] + p.n >= OPT for any
+  // p >= 0, computed here independently of the solver: a job's maximiser uses one type or two
+  // with its whole time (the concave maximum on an edge has a closed form).
+  const auto cluster = pc::parse_cluster("v100:3,p100:4,k80:6");
+  for (std::uint32_t seed = 51; seed <= 56; ++seed) {
+    const auto jobs = cluster_test::random_jobs(20, cluster, seed);
+    pc::policy_options o;
+    o.policy = pc::policy_kind::proportional_fairness;
+    o.tolerance = 1e-8;
+    const auto a = pc::allocate(jobs, cluster, o);
+    const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+    REQUIRE(a.prices.size() == 3);
+    const Eigen::VectorXd& p = a.prices;
+    double g = p.dot(in.capacity);
+    for (Eigen::Index i = 0; i < in.jobs(); ++i) {
+      const double w = in.weight[i], s = in.scale[i];
+      Eigen::VectorXd av = in.model_throughput.row(i).transpose() / in.proportional[i];
+      auto value = [&](double t, double cost) { return w * std::log(t) - cost; };
+      double best = -kInf;
+      for (Eigen::Index u = 0; u < 3; ++u) {
+        if (!(av[u] > 0.0)) continue;
+        const double c = s * p[u];
+        const double theta = c > 0.0 ? std::min(1.0, w / c) : 1.0;
+        best = std::max(best, value(av[u] * theta, c * theta));
+        for (Eigen::Index v = 0; v < 3; ++v) {
+          if (v == u || !(av[v] >= 0.0)) continue;
+          // x_u = th, x_v = 1 - th; stationary point of w log(av_v + (av_u - av_v) th) - cost.
+          const double da = av[u] - av[v], dc = s * (p[u] - p[v]);
+          if (da <= 0.0 || dc <= 0.0) continue;
+          const double th = std::clamp((w / dc) - av[v] / da, 0.0, 1.0);
+          const double t = av[v] + da * th;
+          if (t > 0.0) best = std::max(best, value(t, s * p[v] + dc * th));
+        }
+      }
+      g += best;
+    }
+    CAPTURE(seed);
+    // The policy objective sum w log(ET / P) is the solved utility exactly.
+    CHECK(a.objective <= g + 1e-9 * std::abs(g));
+    CHECK(g - a.objective <= 1e-6 * std::max(1.0, std::abs(g)));
+  }
+}
