@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: Apache-2.0
+// popalloc-simulate: simulates a GPU cluster scheduled by a Gavel policy (solved by popalloc)
+// through Gavel's round-based mechanism, over a Gavel trace or a generated Poisson stream, and
+// reports job completion times. `popalloc-simulate --help` documents the options.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <popalloc/cluster/cluster_spec.hpp>
+#include <popalloc/cluster/job.hpp>
+#include <popalloc/cluster/job_generator.hpp>
+#include <popalloc/cluster/policies.hpp>
+#include <popalloc/cluster/policy.hpp>
+#include <popalloc/cluster/sim_policy.hpp>
+#include <popalloc/cluster/simulator.hpp>
+#include <popalloc/cluster/throughputs.hpp>
+#include <popalloc/cluster/trace.hpp>
+#include <popalloc/io/atomic_file.hpp>
+#include <popalloc/io/input_error.hpp>
+#include <popalloc/io/json.hpp>
+#include <popalloc/io/text_file.hpp>
+#include <popalloc/version.hpp>
+
+#include "default_throughputs.hpp"
+
+namespace popalloc_simulate {
+namespace {
+
+namespace pc = popalloc::cluster;
+namespace json = popalloc::io::json;
+using popalloc::io::input_error;
+
+constexpr const char* kUsage = R"(Usage:
+  popalloc-simulate --throughputs FILE.json --cluster TYPE:COUNT,...
+                    (--trace FILE | --arrival-rate JOBS_PER_HOUR --jobs N --seed S)
+                    --policy POLICY [--heterogeneity-agnostic] [--pop K]
+                    [--round-seconds 360] --output OUT.json [--per-job FILE.csv]
+  popalloc-simulate     a small demo: 120 single-GPU jobs at 3 jobs/h on v100:12,p100:12,k80:12,
+                        max-min fairness, Gavel's built-in throughputs
+
+Simulates a cluster scheduled by Gavel's round-based mechanism: every round (360 s) jobs are
+ranked per GPU type by allocation / share of time received and placed greedily; the allocation
+is recomputed by POLICY (solved with popalloc, warm-started from the previous prices) when jobs
+arrive or finish, at most once per --min-reset-seconds.
+
+Workload:
+  --throughputs FILE     Gavel's simulation_throughputs.json (default: the same isolated
+                         throughputs, built in)
+  --cluster SPEC         GPU types and counts, e.g. v100:36,p100:36,k80:36 (or 36:36:36)
+  --trace FILE           Gavel trace (10 tab-separated columns); job ids are line positions
+  --arrival-rate R       generate jobs with Poisson arrivals at R jobs per hour...
+  --jobs N               ...N of them...
+  --seed S               ...from seed S (Gavel's generate_job distributions)
+  --multi-gpu            generated jobs get scale factors 1/2/4/8 (70/10/15/5 %); default all 1
+  --multi-priority       20 % of generated jobs get priority weight 5
+
+Policy:
+  --policy POLICY        max-min-fairness | proportional-fairness | max-throughput |
+                         min-makespan | finish-time-fairness | isolated | fifo
+  --heterogeneity-agnostic  Gavel's agnostic variant (and type order shuffled every round)
+  --pop K                POP with K parts (default 1)
+  --water-filling        max-min fairness keeps raising the other jobs after the minimum is
+                         fixed (Gavel's max_min_fairness_water_filling); default plain max-min
+                         (Gavel's max_min_fairness_perf, the policy of its LAS experiments)
+  --tolerance TOL        policy accuracy (default 1e-4)
+  --threads N            solver threads (default 0: OpenMP default)
+
+Mechanism:
+  --round-seconds S      round length (default 360)
+  --min-reset-seconds S  least time between allocation recomputations (default 1920, Gavel's)
+  --gpus-per-server N    servers hold N GPUs of their type (default 4)
+  --window FIRST:LAST    measure JCT over job ids FIRST..LAST-1 and stop once they are done
+  --max-hours H          stop after H simulated hours (unfinished jobs are reported)
+
+Output:
+  --output FILE          summary JSON: jobs_total, jobs_finished, avg_jct_hours, p50_jct_hours,
+                         p99_jct_hours, makespan_hours, gpu_utilization, avg_policy_seconds, ...
+  --per-job FILE         per-job CSV: id, job_type, scale_factor, ..., status, jct_hours
+  --quiet                no progress on stderr and no summary on stdout
+  --help                 this text
+
+Exit status: 0 done (also with unfinished jobs: they are counted in the outputs), 2 usage or
+input error (nothing is written), 1 internal error.
+)";
+
+struct option_spec {
+  std::string_view name;
+  bool takes_value;
+};
+
+constexpr option_spec kOptions[] = {
+    {"throughputs", true},
+    {"cluster", true},
+    {"trace", true},
+    {"arrival-rate", true},
+    {"jobs", true},
+    {"seed", true},
+    {"multi-gpu", false},
+    {"multi-priority", false},
+    {"policy", true},
+    {"heterogeneity-agnostic", false},
+    {"pop", true},
+    {"tolerance", true},
+    {"water-filling", false},
+    {"threads", true},
+    {"round-seconds", true},
+    {"min-reset-seconds", true},
+    {"gpus-per-server", true},
+    {"window", true},
+    {"max-hours", true},
+    {"output", true},
+    {"per-job", true},
+    {"quiet", false},
+    {"help", false},
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  throw input_error(what + " (see popalloc-simulate --help)");
+}
+
+using given_options = std::map<std::string, std::string, std::less<>>;
+
+given_options parse_arguments(int argc, char** argv) {
+  given_options given;
+  for (int k = 1; k < argc; ++k) {
+    std::string_view argument = argv[k];
+    if (argument.substr(0, 2) != "--" || argument.size() == 2)
+      usage_error("unexpected argument '" + std::string(argument) + "'");
+    argument.remove_prefix(2);
+    const std::size_t equals = argument.find('=');
+    const std::string_view name = argument.substr(0, equals);
+    const auto spec = std::find_if(std::begin(kOptions), std::end(kOptions),
+                                   [&](const option_spec& o) { return o.name == name; });
+    if (spec == std::end(kOptions)) usage_error("unknown option '--" + std::string(name) + "'");
+    std::string value;
+    if (spec->takes_value) {
+      if (equals != std::string_view::npos)
+        value = argument.substr(equals + 1);
+      else if (k + 1 < argc)
+        value = argv[++k];
+      else
+        usage_error("option --" + std::string(name) + " needs a value");
+    } else if (equals != std::string_view::npos) {
+      usage_error("option --" + std::string(name) + " takes no value");
+    }
+    if (!given.emplace(std::string(name), std::move(value)).second)
+      usage_error("option --" + std::string(name) + " given twice");
+  }
+  return given;
+}
+
+long long parse_integer(std::string_view text, const std::string& option, long long minimum,
+                        long long maximum = std::numeric_limits<int>::max()) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    usage_error(option + ": '" + std::string(text) + "' is not an integer");
+  if (value < minimum) usage_error(option + " must be >= " + std::to_string(minimum));
+  if (value > maximum) usage_error(option + " must be <= " + std::to_string(maximum));
+  return value;
+}
+
+std::string json_number(double value) {
+  std::string out;
+  json::append_number(out, value);
+  return out;
+}
+
+double parse_number(std::string_view text, const std::string& option, double minimum, bool strict) {
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value))
+    usage_error(option + ": '" + std::string(text) + "' is not a finite number");
+  if (strict ? !(value > minimum) : !(value >= minimum))
+    usage_error(option + " must be " + (strict ? "> " : ">= ") + json_number(minimum));
+  return value;
+}
+
+struct settings {
+  std::string throughputs_path;  // empty: built in
+  std::string cluster_spec = "v100:12,p100:12,k80:12";
+  std::string trace_path;
+  double arrival_rate = 3.0;
+  long long jobs = 120;
+  std::uint64_t seed = 0;
+  bool multi_gpu = false, multi_priority = false;
+  pc::policy_options policy;
+  pc::simulator_options simulator;
+  std::string output_path, per_job_path;
+  bool quiet = false;
+  bool window = false;
+};
+
+settings interpret(const given_options& given) {
+  auto value_of = [&](const char* name) -> const std::string* {
+    const auto found = given.find(name);
+    return found == given.end() ? nullptr : &found->second;
+  };
+  settings s;
+  s.policy.tolerance = 1e-4;
+  if (const auto* v = value_of("throughputs")) s.throughputs_path = *v;
+  if (const auto* v = value_of("cluster")) s.cluster_spec = *v;
+  if (const auto* v = value_of("trace")) {
+    s.trace_path = *v;
+    for (const char* generator_only :
+         {"arrival-rate", "jobs", "seed", "multi-gpu", "multi-priority"})
+      if (given.count(generator_only) != 0)
+        usage_error(std::string("--") + generator_only + " is for generated jobs, not --trace");
+  }
+  if (const auto* v = value_of("arrival-rate"))
+    s.arrival_rate = parse_number(*v, "--arrival-rate", 0.0, true);
+  if (const auto* v = value_of("jobs")) s.jobs = parse_integer(*v, "--jobs", 1, 100'000'000);
+  if (const auto* v = value_of("seed"))
+    s.seed = static_cast<std::uint64_t>(
+        parse_integer(*v, "--seed", 0, std::numeric_limits<long long>::max()));
+  s.multi_gpu = given.count("multi-gpu") != 0;
+  s.multi_priority = given.count("multi-priority") != 0;
+  if (const auto* v = value_of("policy")) {
+    try {
+      s.policy.policy = pc::parse_policy(*v);
+    } catch (const popalloc::invalid_options& e) {
+      usage_error(e.what());
+    }
+  }
+  s.policy.heterogeneity_agnostic = given.count("heterogeneity-agnostic") != 0;
+  s.policy.water_filling = given.count("water-filling") != 0;
+  if (const auto* v = value_of("pop"))
+    s.policy.pop_parts = static_cast<int>(parse_integer(*v, "--pop", 1));
+  if (const auto* v = value_of("tolerance")) {
+    s.policy.tolerance = parse_number(*v, "--tolerance", 0.0, true);
+    if (!(s.policy.tolerance < 0.1)) usage_error("--tolerance must be < 0.1");
+  }
+  if (const auto* v = value_of("threads"))
+    s.policy.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
+  if (const auto* v = value_of("round-seconds"))
+    s.simulator.round_seconds = parse_number(*v, "--round-seconds", 0.0, true);
+  if (const auto* v = value_of("min-reset-seconds"))
+    s.simulator.min_seconds_between_resets = parse_number(*v, "--min-reset-seconds", 0.0, false);
+  int per_server = 4;
+  if (const auto* v = value_of("gpus-per-server"))
+    per_server = static_cast<int>(parse_integer(*v, "--gpus-per-server", 1));
+  s.simulator.gpus_per_server.assign(1, per_server);  // expanded once the cluster is known
+  if (const auto* v = value_of("window")) {
+    const std::size_t colon = v->find(':');
+    if (colon == std::string::npos) usage_error("--window expects FIRST:LAST (job ids)");
+    s.simulator.window_first =
+        parse_integer(std::string_view(*v).substr(0, colon), "--window FIRST", 0,
+                      std::numeric_limits<long long>::max());
+    s.simulator.window_last = parse_integer(std::string_view(*v).substr(colon + 1), "--window LAST",
+                                            0, std::numeric_limits<long long>::max());
+    if (s.simulator.window_last <= s.simulator.window_first)
+      usage_error("--window FIRST:LAST needs FIRST < LAST");
+    s.window = true;
+  }
+  if (const auto* v = value_of("max-hours"))
+    s.simulator.max_simulated_seconds = 3600.0 * parse_number(*v, "--max-hours", 0.0, true);
+  if (const auto* v = value_of("output")) s.output_path = *v;
+  if (const auto* v = value_of("per-job")) s.per_job_path = *v;
+  if (!s.output_path.empty() && s.output_path == s.per_job_path)
+    usage_error("--output and --per-job name the same file");
+  s.quiet = given.count("quiet") != 0;
+  s.simulator.shuffle_type_order = s.policy.heterogeneity_agnostic;
+  s.simulator.seed = s.seed;
+  s.policy.pop_seed = s.seed;
+  s.policy.fifo_seed = s.seed;
+  return s;
+}
+
+/// Gavel serves the fastest type first (v100, p100, k80): here the types by decreasing mean of
+/// T_iw / max_w T_iw over the workload's jobs, ties in cluster order.
+std::vector<int> fastest_first(const std::vector<pc::job>& jobs, std::size_t types) {
+  std::vector<double> score(types, 0.0);
+  for (const pc::job& j : jobs) {
+    const double best = *std::max_element(j.throughput.begin(), j.throughput.end());
+    if (best > 0.0)
+      for (std::size_t w = 0; w < types; ++w) score[w] += j.throughput[w] / best;
+  }
+  std::vector<int> order(types);
+  for (std::size_t w = 0; w < types; ++w) order[w] = static_cast<int>(w);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return score[static_cast<std::size_t>(a)] > score[static_cast<std::size_t>(b)];
+  });
+  return order;
+}
+
+void write_summary_json(const std::string& path, const settings& s, const pc::gpu_cluster& cluster,
+                        const pc::sim_result& result, const pc::policy_call_stats& stats,
+                        const std::string& workload) {
+  popalloc::io::atomic_output_file file(path);
+  std::string& out = file.buffer();
+  const pc::sim_summary& m = result.summary;
+  auto field = [&](const char* key, double value, bool last = false) {
+    out += "  ";
+    json::append_string(out, key);
+    out += ": ";
+    json::append_number(out, value);
+    out += last ? "\n" : ",\n";
+  };
+  auto text = [&](const char* key, const std::string& value) {
+    out += "  ";
+    json::append_string(out, key);
+    out += ": ";
+    json::append_string(out, value);
+    out += ",\n";
+  };
+  out += "{\n";
+  field("jobs_total", static_cast<double>(m.jobs_total));
+  field("jobs_finished", static_cast<double>(m.jobs_finished));
+  field("jobs_unfinished", static_cast<double>(m.jobs_unfinished));
+  field("jobs_measured", static_cast<double>(m.jobs_measured));
+  field("avg_jct_hours", m.avg_jct_hours);
+  field("p50_jct_hours", m.p50_jct_hours);
+  field("p99_jct_hours", m.p99_jct_hours);
+  field("makespan_hours", m.makespan_hours);
+  field("gpu_utilization", m.gpu_utilization);
+  field("avg_policy_seconds", m.avg_policy_seconds);
+  field("max_policy_seconds", m.max_policy_seconds);
+  field("total_policy_seconds", m.total_policy_seconds);
+  field("policy_calls", static_cast<double>(m.policy_calls));
+  field("policy_calls_warm_started", static_cast<double>(stats.warm_started));
+  field("policy_calls_not_converged", static_cast<double>(stats.not_converged));
+  field("core_solves", static_cast<double>(stats.core_solves));
+  if (s.policy.pop_parts > 1)
+    field("avg_pop_part_max_seconds", m.policy_calls > 0 ? stats.pop_parts_seconds_max_total /
+                                                               static_cast<double>(m.policy_calls)
+                                                         : 0.0);
+  field("policy_seconds_per_round",
+        m.rounds > 0 ? m.total_policy_seconds / static_cast<double>(m.rounds) : 0.0);
+  field("rounds", static_cast<double>(m.rounds));
+  field("simulated_hours", m.simulated_hours);
+  field("wall_seconds", m.wall_seconds);
+  text("policy", pc::to_string(s.policy.policy));
+  out += "  \"heterogeneity_agnostic\": ";
+  out += s.policy.heterogeneity_agnostic ? "true,\n" : "false,\n";
+  out += "  \"water_filling\": ";
+  out += s.policy.water_filling ? "true,\n" : "false,\n";
+  field("pop", s.policy.pop_parts);
+  field("round_seconds", s.simulator.round_seconds);
+  field("min_reset_seconds", s.simulator.min_seconds_between_resets);
+  text("cluster", cluster.to_string());
+  text("workload", workload);
+  if (s.window) {
+    field("window_first", static_cast<double>(s.simulator.window_first));
+    field("window_last", static_cast<double>(s.simulator.window_last));
+  }
+  text("version", popalloc::version_string);
+  field("seed", static_cast<double>(s.seed), true);
+  out += "}\n";
+  file.commit();
+}
+
+std::string format_seconds(double seconds) {
+  std::string out;
+  if (!std::isnan(seconds)) popalloc::io::append_number(out, seconds);
+  return out;
+}
+
+void write_per_job_csv(const std::string& path, const pc::gpu_cluster& cluster,
+                       const std::vector<pc::job>& jobs, const pc::sim_result& result) {
+  popalloc::io::atomic_output_file file(path);
+  std::string& out = file.buffer();
+  out +=
+      "id,job_type,scale_factor,priority_weight,total_steps,arrival_seconds,status,"
+      "first_run_seconds,finish_seconds,jct_hours,steps_done,rounds";
+  for (const std::string& type : cluster.types) out += ",seconds_" + type;
+  out += '\n';
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const pc::job& j = jobs[i];
+    const pc::sim_job_result& r = result.jobs[i];
+    out += std::to_string(i) + ',';
+    popalloc::io::append_csv_field(out, j.job_type);
+    out += ',' + std::to_string(j.scale_factor) + ',';
+    popalloc::io::append_number(out, j.priority_weight);
+    out += ',';
+    popalloc::io::append_number(out, j.total_steps);
+    out += ',';
+    popalloc::io::append_number(out, j.arrival_time);
+    out += ',';
+    out += pc::to_string(r.status);
+    out += ',' + format_seconds(r.first_run_seconds) + ',' + format_seconds(r.finish_seconds) + ',';
+    out += format_seconds(r.status == pc::sim_job_status::finished ? r.jct_seconds() / 3600.0
+                                                                   : std::nan(""));
+    out += ',';
+    popalloc::io::append_number(out, r.steps_done);
+    out += ',' + std::to_string(r.rounds_run);
+    for (const double seconds : r.seconds_on_type) {
+      out += ',';
+      popalloc::io::append_number(out, seconds);
+    }
+    out += '\n';
+    file.flush_if_large();
+  }
+  file.commit();
+}
+
+int run(int argc, char** argv) {
+  const given_options given = parse_arguments(argc, argv);
+  if (given.count("help") != 0) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  settings s = interpret(given);
+
+  // Everything that can be wrong with the input is found before any output file is touched.
+  const pc::throughput_table table =
+      s.throughputs_path.empty()
+          ? pc::parse_throughputs(kDefaultThroughputsJson, "<built-in throughputs>")
+          : pc::load_throughputs(s.throughputs_path);
+  pc::gpu_cluster cluster;
+  try {
+    cluster = pc::parse_cluster(s.cluster_spec, table.gpu_types());
+  } catch (const popalloc::invalid_problem& e) {
+    usage_error(std::string("--cluster: ") + e.what());
+  }
+  std::vector<pc::job> jobs;
+  std::string workload;
+  if (!s.trace_path.empty()) {
+    jobs = pc::jobs_from_trace(pc::load_trace(s.trace_path), table, cluster, s.trace_path);
+    workload = "trace " + s.trace_path;
+  } else {
+    pc::generator_options generator;
+    generator.seed = s.seed;
+    generator.multi_gpu = s.multi_gpu;
+    generator.multi_priority = s.multi_priority;
+    generator.jobs_per_hour = s.arrival_rate;
+    const auto rows = pc::generate_jobs(s.jobs, table, generator);
+    jobs = pc::jobs_from_generated(rows, table, cluster);
+    workload = "generated " + std::to_string(s.jobs) + " jobs at " + json_number(s.arrival_rate) +
+               " jobs/h, seed " + std::to_string(s.seed) +
+               (s.multi_gpu ? ", multi-GPU" : ", single-GPU");
+  }
+  pc::validate_jobs(jobs, cluster);
+  if (s.window && s.simulator.window_last > static_cast<std::int64_t>(jobs.size()))
+    usage_error("--window LAST is beyond the " + std::to_string(jobs.size()) + " jobs");
+  s.simulator.gpus_per_server.assign(cluster.size(), s.simulator.gpus_per_server.front());
+  s.simulator.type_order = fastest_first(jobs, cluster.size());
+  for (const std::string* path : {&s.output_path, &s.per_job_path})
+    if (!path->empty()) popalloc::io::check_output_path(*path);
+
+  const pc::policy_adapter adapter(jobs, cluster, s.policy);
+  if (!s.quiet) {
+    s.simulator.progress_seconds = 2.0;
+    s.simulator.progress = [](const pc::sim_progress& p) {
+      std::fprintf(stderr,
+                   "  simulated %8.1f h  arrived %6lld/%lld  finished %6lld  active %5lld  "
+                   "rounds %7lld  policy calls %6lld  wall %6.1f s\n",
+                   p.simulated_seconds / 3600.0, static_cast<long long>(p.jobs_arrived),
+                   static_cast<long long>(p.jobs_total), static_cast<long long>(p.jobs_finished),
+                   static_cast<long long>(p.jobs_active), static_cast<long long>(p.rounds),
+                   static_cast<long long>(p.policy_calls), p.wall_seconds);
+    };
+  }
+  const pc::sim_result result =
+      pc::simulate(pc::to_sim_jobs(jobs), pc::sim_gpus(cluster), adapter, s.simulator);
+  const pc::sim_summary& m = result.summary;
+  if (!s.quiet) {
+    std::printf(
+        "%s%s%s on %s: %lld/%lld jobs finished  avg JCT %.3f h  p50 %.3f h  p99 %.3f h  "
+        "makespan %.2f h  utilization %.3f  policy %.4f s/call (%lld calls)  wall %.2f s\n",
+        pc::to_string(s.policy.policy), s.policy.heterogeneity_agnostic ? " (agnostic)" : "",
+        s.policy.pop_parts > 1 ? (" POP-" + std::to_string(s.policy.pop_parts)).c_str() : "",
+        cluster.to_string().c_str(), static_cast<long long>(m.jobs_finished),
+        static_cast<long long>(m.jobs_total), m.avg_jct_hours, m.p50_jct_hours, m.p99_jct_hours,
+        m.makespan_hours, m.gpu_utilization, m.avg_policy_seconds,
+        static_cast<long long>(m.policy_calls), m.wall_seconds);
+    std::fflush(stdout);
+  }
+  if (!s.output_path.empty())
+    write_summary_json(s.output_path, s, cluster, result, adapter.stats(), workload);
+  if (!s.per_job_path.empty()) write_per_job_csv(s.per_job_path, cluster, jobs, result);
+  return 0;
+}
+
+}  // namespace
+}  // namespace popalloc_simulate
+
+int main(int argc, char** argv) {
+  try {
+    return popalloc_simulate::run(argc, argv);
+  } catch (const popalloc::io::input_error& e) {
+    std::fprintf(stderr, "popalloc-simulate: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_problem& e) {
+    std::fprintf(stderr, "popalloc-simulate: invalid input: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_options& e) {
+    std::fprintf(stderr, "popalloc-simulate: invalid option: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "popalloc-simulate: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "popalloc-simulate: internal error: %s\n", e.what());
+    return 1;
+  }
+}
