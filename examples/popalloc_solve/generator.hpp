@@ -23,9 +23,15 @@ struct generator_settings {
 /// noise in [1/1.2, 1.2]; about 3% of the entries are 0 (job cannot use that resource), but every
 /// job can use at least one. Capacities sum to 0.4-0.6 n, shrinking geometrically with the
 /// generation. Targets are 0.5-1.5x what the job would get from an equal share of every resource.
-/// The same seed gives the same instance everywhere: the random stream is std::mt19937_64 turned
-/// into doubles by this program, never std::uniform_real_distribution (whose algorithm differs
-/// between standard libraries); only std::exp/std::pow may differ in the last bit between libms.
+/// The same seed gives the same instance everywhere: the capacities come from std::mt19937_64,
+/// each job from its own SplitMix64 stream seeded by (seed, job index), turned into doubles by
+/// this program, never std::uniform_real_distribution (whose algorithm differs between standard
+/// libraries); only std::exp/std::pow may differ in the last bit between libms.
 instance generate_instance(const generator_settings& settings);
+
+/// \brief Jobs first .. first + count - 1 of the instance generate_instance(settings) makes
+/// (ids, rows and capacities identical), without generating the others: an MPI rank's shard.
+instance generate_instance(const generator_settings& settings, std::int64_t first,
+                           std::int64_t count);
 
 }  // namespace popalloc_solve

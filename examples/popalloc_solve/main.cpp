@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -27,6 +28,19 @@
 #define POPALLOC_SOLVE_WITH_THRUST 1
 #else
 #define POPALLOC_SOLVE_WITH_THRUST 0
+#endif
+
+// MPI (examples/popalloc_solve/example.cmake defines POPALLOC_SOLVE_WITH_MPI when popalloc::mpi
+// exists): under mpirun every rank solves its shard together with the others (docs/mpi.md).
+#if defined(POPALLOC_SOLVE_WITH_MPI) && POPALLOC_SOLVE_WITH_MPI
+#include <cstdlib>
+#include <thread>
+
+#include <popalloc/backend/mpi.hpp>
+#else
+#undef POPALLOC_SOLVE_WITH_MPI
+#define POPALLOC_SOLVE_WITH_MPI 0
+#include <cstdlib>
 #endif
 
 #include "generator.hpp"
@@ -83,6 +97,17 @@ Outputs are replaced atomically and only after a successful solve. Progress goes
 after the first second, the summary line to stdout. Ctrl-C stops the solve early and still
 writes the best allocation found (exit status 130).
 
+Under MPI (mpirun -np R popalloc-solve ..., in builds with popalloc::mpi; docs/mpi.md):
+  every rank holds a shard of the jobs: --generate makes each rank generate only its jobs (the
+  same instance as one process), a --jobs path containing {rank} names one file per rank
+  (otherwise every rank reads the file and keeps its share). Rank 0 writes --output; an
+  --allocation path containing {rank} is written per rank, otherwise gathered by rank 0;
+  --write-instance needs {rank} in PREFIX. --pop and --backend thrust are not available.
+  --mpi-timeout SECONDS    end the run with an error when the ranks wait longer than this for
+                           each other (default 600; a dead or stuck rank)
+  --mpi-sums cpu|exact     cpu (default): the single-process result bit for bit; exact: exact
+                           sums, for more than 256 ranks (both independent of the rank count)
+
 Exit status: 0 solved (also when an iteration or time limit stopped it or the solver stalled:
 the status says which), 2 usage or input error (nothing is written), 1 internal error or a
 numerical failure of the solve.
@@ -112,6 +137,8 @@ constexpr option_spec kOptions[] = {
     {"generate", true},
     {"seed", true},
     {"write-instance", true},
+    {"mpi-timeout", true},
+    {"mpi-sums", true},
     {"quiet", false},
     {"help", false},
     {"version", false},
@@ -406,11 +433,13 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (given.count("version") != 0) {
-    std::printf("popalloc-solve %s (backends: cpu%s; OpenMP %s)\n", popalloc::version_string,
-                POPALLOC_SOLVE_WITH_THRUST ? ", thrust" : "",
-                POPALLOC_OPENMP_ACTIVE ? "on" : "off");
+    std::printf("popalloc-solve %s (backends: cpu%s; OpenMP %s; MPI %s)\n",
+                popalloc::version_string, POPALLOC_SOLVE_WITH_THRUST ? ", thrust" : "",
+                POPALLOC_OPENMP_ACTIVE ? "on" : "off", POPALLOC_SOLVE_WITH_MPI ? "on" : "off");
     return 0;
   }
+  if (given.count("mpi-timeout") != 0 || given.count("mpi-sums") != 0)
+    usage_error("--mpi-timeout and --mpi-sums only apply to runs under mpirun");
   settings config = interpret(given);
   if (config.benchmark_read) return benchmark_read(config);
 
@@ -493,10 +522,324 @@ int run(int argc, char** argv) {
   return status;
 }
 
+// ---- MPI: mpirun -np R popalloc-solve ... (docs/mpi.md) ---------------------------------------
+
+/// Ranks and size from the launcher's environment: set by OpenMPI's mpirun (OMPI_*), MPICH and
+/// Intel MPI (PMI_*), PMIx launchers such as srun --mpi=pmix (PMIX_RANK) and MVAPICH (MV2_*).
+/// Without any of them popalloc-solve runs as one process and never initialises MPI.
+int launcher_world_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::max(1, std::atoi(value));
+  }
+  return std::getenv("PMIX_RANK") != nullptr ? 1 : 0;  // a PMIx launch of unknown size
+}
+
+#if POPALLOC_SOLVE_WITH_MPI
+
+/// PATH with every "{rank}" replaced by the rank.
+std::string for_rank(std::string path, int rank) {
+  const std::string key = "{rank}", value = std::to_string(rank);
+  for (std::size_t at = path.find(key); at != std::string::npos; at = path.find(key, at))
+    path.replace(at, key.size(), value), at += value.size();
+  return path;
+}
+bool per_rank(const std::string& path) { return path.find("{rank}") != std::string::npos; }
+
+/// Jobs [begin, end) of `data`, the rest dropped.
+void keep_jobs(instance& data, std::int64_t begin, std::int64_t end) {
+  auto& p = data.problem;
+  const Eigen::Index b = begin, count = end - begin;
+  p.throughput = popalloc::dense_problem<double>::matrix(p.throughput.middleRows(b, count));
+  if (p.weight.size() != 0)
+    p.weight = popalloc::dense_problem<double>::vector(p.weight.segment(b, count));
+  if (p.target.size() != 0)
+    p.target = popalloc::dense_problem<double>::vector(p.target.segment(b, count));
+  if (p.job_demand.size() != 0)
+    p.job_demand = popalloc::dense_problem<double>::vector(p.job_demand.segment(b, count));
+  if (p.demand.size() != 0)
+    p.demand = popalloc::dense_problem<double>::matrix(p.demand.middleRows(b, count));
+  data.job_ids = std::vector<std::string>(data.job_ids.begin() + begin, data.job_ids.begin() + end);
+}
+
+/// The largest error code over the ranks (0: every rank is fine). Blocking: all ranks are alive
+/// here (a dead one makes mpirun end the job).
+int agree(int code) {
+  int worst = 0;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+/// After the solver's backend_error the ranks cannot continue together: every rank has printed
+/// its error; wait briefly (a barrier with a deadline: a rank may be dead) so the others can do
+/// the same, then end the job.
+[[noreturn]] void abort_job(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  while (done == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
+/// This rank's allocation rows (CSV, no header).
+std::string allocation_rows(const instance& data, const popalloc::solve_result& result) {
+  std::string out;
+  const popalloc::allocation& x = result.allocation;
+  for (std::size_t i = 0; i < x.jobs(); ++i) {
+    for (std::int64_t k = x.job_offset[i]; k < x.job_offset[i + 1]; ++k) {
+      const auto entry = static_cast<std::size_t>(k);
+      if (!(x.fraction[entry] > 0.0)) continue;
+      append_csv_field(out, data.job_ids[i]);
+      out += ',';
+      append_csv_field(out, data.resource_names[static_cast<std::size_t>(x.option[entry])]);
+      out += ',';
+      append_number(out, x.fraction[entry]);
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+/// Rank 0 writes the header and every rank's rows in rank order (received one rank at a time,
+/// in pieces of at most 1 GiB); the file appears atomically. Returns 0 or an exit code.
+int write_gathered_allocation(const std::string& path, const instance& data,
+                              const popalloc::solve_result& result, int rank, int ranks) {
+  constexpr std::int64_t kPiece = std::int64_t{1} << 30;
+  const std::string rows = allocation_rows(data, result);
+  if (rank != 0) {
+    const auto size = static_cast<std::int64_t>(rows.size());
+    MPI_Send(&size, 1, MPI_INT64_T, 0, 1, MPI_COMM_WORLD);
+    for (std::int64_t at = 0; at < size; at += kPiece)
+      MPI_Send(rows.data() + at, static_cast<int>(std::min(kPiece, size - at)), MPI_CHAR, 0, 2,
+               MPI_COMM_WORLD);
+    return 0;
+  }
+  int code = 0;
+  std::unique_ptr<atomic_output_file> file;
+  try {
+    file = std::make_unique<atomic_output_file>(path);
+    file->buffer() += "id,resource,fraction\n";
+    file->buffer() += rows;
+    file->flush_if_large();
+  } catch (const input_error& e) {
+    std::fprintf(stderr, "popalloc-solve: %s\n", e.what());
+    code = 2;
+    file.reset();
+  }
+  std::string piece;
+  for (int r = 1; r < ranks; ++r) {  // receive everything even after an error: ranks are waiting
+    std::int64_t size = 0;
+    MPI_Recv(&size, 1, MPI_INT64_T, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (std::int64_t at = 0; at < size; at += kPiece) {
+      piece.resize(static_cast<std::size_t>(std::min(kPiece, size - at)));
+      MPI_Recv(&piece[0], static_cast<int>(piece.size()), MPI_CHAR, r, 2, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      if (file) {
+        file->buffer() += piece;
+        try {
+          file->flush_if_large();
+        } catch (const input_error& e) {
+          std::fprintf(stderr, "popalloc-solve: %s\n", e.what());
+          code = 2;
+          file.reset();
+        }
+      }
+    }
+  }
+  if (file) {
+    try {
+      file->commit();
+    } catch (const input_error& e) {
+      std::fprintf(stderr, "popalloc-solve: %s\n", e.what());
+      code = 2;
+    }
+  }
+  return code;
+}
+
+/// One rank of `mpirun -np R popalloc-solve ...`. Input problems are found on each rank and
+/// agreed on (exit 2 everywhere, each failing rank saying why); solver errors end the job.
+int run_rank(int argc, char** argv, int rank, int ranks) {
+  settings config;
+  instance data;
+  std::string allocation_path;
+  popalloc::backend::mpi where{MPI_COMM_WORLD};
+  bool quit = false;  // --help / --version: rank 0 prints, every rank exits 0
+  int code = 0;
+  try {
+    const auto given = parse_arguments(argc, argv);
+    if (given.count("help") != 0 || given.count("version") != 0) {
+      quit = true;
+      if (rank == 0) {
+        if (given.count("help") != 0) {
+          std::fputs(kUsage, stdout);
+        } else {
+          std::printf("popalloc-solve %s (backends: cpu; OpenMP %s; MPI on, %d ranks)\n",
+                      popalloc::version_string, POPALLOC_OPENMP_ACTIVE ? "on" : "off", ranks);
+        }
+      }
+    } else {
+      if (const auto timeout = given.find("mpi-timeout"); timeout != given.end())
+        where.timeout_seconds = parse_positive(timeout->second, "--mpi-timeout");
+      if (const auto sums = given.find("mpi-sums"); sums != given.end()) {
+        if (sums->second == "exact") {
+          where.sums = popalloc::backend::mpi_sums::exact;
+        } else if (sums->second != "cpu") {
+          usage_error("--mpi-sums must be cpu or exact, got '" + sums->second + "'");
+        }
+      }
+      config = interpret(given);
+      if (config.pop_parts > 1) usage_error("--pop is not available under MPI");
+      if (config.backend != backend_kind::cpu)
+        usage_error("--backend thrust is not available under MPI");
+      if (config.benchmark_read) usage_error("--benchmark-read is not available under MPI");
+      if (!config.write_instance_prefix.empty() && ranks > 1 &&
+          !per_rank(config.write_instance_prefix))
+        usage_error(
+            "--write-instance under MPI needs {rank} in PREFIX (one instance file per rank)");
+      allocation_path = for_rank(config.allocation_path, rank);
+      if (config.generate) {
+        const std::int64_t n = config.generator.jobs;
+        const std::int64_t begin = n * rank / ranks, end = n * (rank + 1) / ranks;
+        data = generate_instance(config.generator, begin, end - begin);
+      } else {
+        data =
+            read_instance(for_rank(config.jobs_path, rank), for_rank(config.resources_path, rank),
+                          requirements_of(config.utility));
+        if (!per_rank(config.jobs_path) && ranks > 1) {  // one file for all: keep this rank's share
+          const std::int64_t n = data.problem.jobs();
+          keep_jobs(data, n * rank / ranks, n * (rank + 1) / ranks);
+        }
+      }
+      if (!config.warm_start_path.empty())
+        config.options.warm_start_prices =
+            read_warm_start_prices(config.warm_start_path, data.resource_names);
+      std::vector<std::string> outputs;
+      if (rank == 0) outputs.push_back(config.output_path);
+      if (rank == 0 || per_rank(config.allocation_path)) outputs.push_back(allocation_path);
+      if (!config.write_instance_prefix.empty()) {
+        const std::string prefix = for_rank(config.write_instance_prefix, rank);
+        outputs.push_back(prefix + ".jobs.csv");
+        outputs.push_back(prefix + ".resources.csv");
+      }
+      for (const std::string& path : outputs)
+        if (!path.empty()) check_output_path(path);
+      if (!config.write_instance_prefix.empty())
+        write_instance(data, for_rank(config.write_instance_prefix, rank));
+    }
+  } catch (const input_error& e) {
+    std::fprintf(stderr, "popalloc-solve: rank %d: %s\n", rank, e.what());
+    code = 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "popalloc-solve: rank %d: out of memory\n", rank);
+    code = 1;
+  }
+  if (const int worst = agree(code); worst != 0 || quit) {
+    if (worst != 0 && code == 0 && rank == 0)
+      std::fprintf(stderr, "popalloc-solve: rank 0: stopping, another rank reported an error\n");
+    return worst;
+  }
+
+  progress_reporter reporter(!config.quiet && rank == 0);
+  const popalloc::progress_callback callback = std::ref(reporter);
+  const auto previous_handler = std::signal(SIGINT, on_interrupt);
+  const auto start = std::chrono::steady_clock::now();
+  popalloc::solve_result result;
+  try {
+    result = std::visit(
+        [&](const auto& utility) {
+          return popalloc::solve(where, data.problem, utility, config.options, callback);
+        },
+        config.utility.utility);
+  } catch (const popalloc::invalid_problem& e) {  // agreed: thrown on every rank alike
+    if (rank == 0) std::fprintf(stderr, "popalloc-solve: invalid problem: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_options& e) {
+    if (rank == 0) std::fprintf(stderr, "popalloc-solve: invalid option: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {  // the ranks cannot go on together
+    std::fprintf(stderr, "popalloc-solve: rank %d: error: %s\n", rank, e.what());
+    abort_job(1);
+  }
+  std::signal(SIGINT, previous_handler == SIG_ERR ? SIG_DFL : previous_handler);
+  run_summary summary;
+  summary.solve_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.utility_name = config.utility.name;
+  std::int64_t local_jobs = data.problem.jobs();
+  MPI_Allreduce(&local_jobs, &summary.n_jobs, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  summary.mpi_ranks = ranks;
+
+  if (!config.quiet && rank == 0) {
+    std::printf(
+        "status %s  objective %.10g  dual bound %.10g  relative gap %.3e  iterations %d  "
+        "seconds %.3f  ranks %d\n",
+        popalloc::to_string(result.status), result.primal_objective, result.dual_bound,
+        result.relative_gap, result.iterations, summary.solve_seconds, ranks);
+    std::fflush(stdout);
+  }
+  code = 0;
+  try {
+    if (rank == 0 && !config.output_path.empty())
+      write_result_json(config.output_path, data, result, summary);
+    if (per_rank(config.allocation_path)) write_allocation_csv(allocation_path, data, result);
+  } catch (const input_error& e) {
+    std::fprintf(stderr, "popalloc-solve: rank %d: %s\n", rank, e.what());
+    code = 2;
+  }
+  if (!config.allocation_path.empty() && !per_rank(config.allocation_path))
+    code = std::max(code, write_gathered_allocation(allocation_path, data, result, rank, ranks));
+  if (const int worst = agree(code); worst != 0) return worst;
+  const int status = exit_status_for(result.status);
+  if (status == 1 && rank == 0)
+    std::fprintf(stderr, "popalloc-solve: the solve ended with status %s\n",
+                 popalloc::to_string(result.status));
+  return status;
+}
+
+int run_mpi(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int status = 1;
+  try {
+    status = run_rank(argc, argv, rank, ranks);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "popalloc-solve: rank %d: internal error: %s\n", rank, e.what());
+    abort_job(1);
+  }
+  MPI_Finalize();
+  return status;
+}
+
+#else
+
+int run_mpi(int /*argc*/, char** /*argv*/) {
+  std::fprintf(stderr,
+               "popalloc-solve: started by an MPI launcher with several ranks, but this build has "
+               "no MPI support (configure with -DPOPALLOC_ENABLE_MPI=ON and MPI installed)\n");
+  return 2;
+}
+
+#endif
+
 }  // namespace
 }  // namespace popalloc_solve
 
 int main(int argc, char** argv) {
+  // Under an MPI launcher every rank joins the distributed solve; otherwise nothing changes.
+  const int world = popalloc_solve::launcher_world_size();
+  if (world > 1 || (world == 1 && POPALLOC_SOLVE_WITH_MPI))
+    return popalloc_solve::run_mpi(argc, argv);
   try {
     return popalloc_solve::run(argc, argv);
   } catch (const popalloc_solve::input_error& e) {

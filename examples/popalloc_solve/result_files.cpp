@@ -40,7 +40,7 @@ void write_result_json(const std::string& path, const instance& data,
   number("relative_gap", result.relative_gap);
   integer("iterations", result.iterations);
   number("seconds", summary.solve_seconds);
-  integer("n_jobs", data.problem.jobs());
+  integer("n_jobs", summary.n_jobs >= 0 ? summary.n_jobs : data.problem.jobs());
   integer("n_resources", data.problem.resources());
   number("max_capacity_violation", result.max_capacity_violation);
   integer("pop_parts", summary.pop_parts);
@@ -49,6 +49,7 @@ void write_result_json(const std::string& path, const instance& data,
     number("pop_parts_seconds_max", summary.pop_parts_seconds_max);
     number("pop_bound_seconds", summary.pop_bound_seconds);
   }
+  if (summary.mpi_ranks > 0) integer("mpi_ranks", summary.mpi_ranks);
   key("utility");
   json::append_string(out, summary.utility_name);
   out += ",\n";

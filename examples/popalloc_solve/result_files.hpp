@@ -3,6 +3,7 @@
 /// \brief RESULT.json and ALLOCATION.csv output, and warm-start prices read back from JSON.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,15 @@ struct run_summary {
   /// With --pop K > 1: the sum and the largest of the part solve times (the cost on one core and
   /// with one core per part), and the time spent evaluating the full problem's dual bound.
   double pop_parts_seconds_sum = 0.0, pop_parts_seconds_max = 0.0, pop_bound_seconds = 0.0;
+  /// Under MPI: the jobs of all ranks (-1: those of `data`) and the number of ranks (0: no MPI).
+  std::int64_t n_jobs = -1;
+  int mpi_ranks = 0;
 };
 
 /// \brief Writes RESULT.json: status, objective, dual_bound, relative_gap, iterations, seconds,
 /// n_jobs, n_resources, max_capacity_violation, pop_parts (with --pop K > 1 also
-/// pop_parts_seconds_sum, pop_parts_seconds_max, pop_bound_seconds), utility and prices (resource
+/// pop_parts_seconds_sum, pop_parts_seconds_max, pop_bound_seconds; under MPI mpi_ranks), utility
+/// and prices (resource
 /// name -> price). Non-finite numbers become null. \throws input_error if the file cannot be
 /// written.
 void write_result_json(const std::string& path, const instance& data,

@@ -287,14 +287,16 @@ class engine {
 
   /// One pass over the jobs: both marginal-value estimates and idle_utility().
   marginal_values marginal_prices(const Eigen::VectorXd& capacity) {
+    // The equal share needs the total job count; a reduction gives it for sharded backends too.
+    double n = 0.0;
+    exec_.reduce(n_, job_count_pass{}, &n);
     exec_.upload(capacity.data(), static_cast<std::size_t>(m_), factors_);
     initial_price_pass<view_type, Utility> pass{storage_.view, utility_, Executor::data(factors_),
-                                                m_};
+                                                m_, n};
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
     const auto idle = static_cast<std::size_t>(2 * m_);
     idle_utility_ = sums_[idle + 1] == 0.0 ? sums_[idle] : -std::numeric_limits<double>::infinity();
-    const double n = static_cast<double>(n_);
     return {Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_) / n,
             Eigen::Map<const Eigen::VectorXd>(sums_.data() + m_, m_) / n};
   }

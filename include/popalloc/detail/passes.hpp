@@ -376,6 +376,13 @@ struct smoothing_scale_pass {
   }
 };
 
+/// Number of jobs, as a reduction: a backend that holds only a shard of the jobs (MPI) sees the
+/// total over all shards, so nothing on the host side has to read the job count directly.
+struct job_count_pass {
+  POPALLOC_HD std::int32_t width() const { return 1; }
+  POPALLOC_HD void operator()(std::int64_t /*i*/, double* partial) const { partial[0] += 1.0; }
+};
+
 /// Marginal value of each resource at an equal-share allocation (resalloc's initial prices,
 /// generalised to bundles: an option's marginal value is split over the units it consumes).
 /// Layout: value[m] at the equal share and value[m] at zero throughput (the caller divides by n),
@@ -387,12 +394,13 @@ struct initial_price_pass {
   Utility utility;
   const double* capacity = nullptr;
   std::int32_t m = 0;
+  double jobs = 0.0;  ///< n over all shards (job_count_pass), not the local view.n
 
   POPALLOC_HD std::int32_t width() const { return 2 * m + 2; }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const std::int32_t count = view.option_count(i);
-    const double n = static_cast<double>(view.n);
+    const double n = jobs;
     const double idle = utility.value(0.0, view.parameters(i));
     if (is_finite(idle)) {
       partial[2 * m] += idle;
