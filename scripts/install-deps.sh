@@ -7,7 +7,8 @@
 #   main  compiler, CMake, Ninja, Eigen                       (build and run the examples)
 #   test  main + doctest, COIN-OR CLP/CBC, GLPK, OpenMPI, matplotlib, Google Benchmark,
 #         clang-format  (default)
-#   ci    test + clang (serial preset) and, without a CUDA toolkit, Debian's libthrust-dev
+#   ci    test + clang with its sanitizer/libFuzzer runtimes (serial and fuzz presets), valgrind
+#         and, without a CUDA toolkit, Debian's libthrust-dev
 # Extra arguments are further package names. Runs apt-get as root (or through sudo); runs
 # `apt-get update` once, and only when something is missing.
 set -euo pipefail
@@ -23,7 +24,7 @@ if [[ "$mode" == test || "$mode" == ci ]]; then
          python3 python3-matplotlib zlib1g-dev libbenchmark-dev clang-format)
 fi
 if [[ "$mode" == ci ]]; then
-  pkgs+=(clang)
+  pkgs+=(clang libclang-rt-14-dev valgrind)
   cuda_root="${CUDAToolkit_ROOT:-${CUDA_PATH:-/usr/local/cuda}}"
   if [[ ! -d "$cuda_root/lib64/cmake/cccl" ]]; then
     pkgs+=(libthrust-dev)
