@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The exact commands behind the figures of docs/benchmarks.md: writes benchmarks/results/*.json
+# and docs/img/bench_*.png. Run from the repository root, one step at a time or all in order:
+#
+#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOPALLOC_BUILD_BENCHMARKS=ON
+#   cmake --build build/bench --target popalloc-compare bench_kernels
+#   benchmarks/python/setup.sh                      # only for the 'conic' step
+#   benchmarks/run_benchmarks.sh build/bench [lp1e3 lp1e4 lp1e5 lp1e6 conic kernels plots]
+#
+# Everything runs under nice, one solver at a time (the machine is shared). LP solvers are limited
+# in CPU seconds (see popalloc-compare --help), popalloc in wall-clock seconds.
+set -euo pipefail
+if [[ $# -lt 1 ]]; then
+  sed -n '2,14p' "$0" >&2
+  exit 2
+fi
+build=$1
+shift
+compare="${build}/benchmarks/compare/popalloc-compare"
+kernels="${build}/benchmarks/bench_kernels"
+python="${PYTHON:-build/bench-venv/bin/python}"
+results=benchmarks/results
+mkdir -p "${results}"
+# Target-priority utilities, m = 8, popalloc-solve's generator with seed 1; targets x3 so that
+# resources are contended (at x1 every target is reachable and the optimum is 0).
+common=(--seed 1 --target-scale 3 --time-limit 600)
+
+run() {
+  echo "+ $*" >&2
+  nice -n 10 "$@"
+}
+
+step_lp1e3() { run "${compare}" --generate 1000,8 "${common[@]}" --json "${results}/lp_n1000.json"; }
+# n = 1e4 (measured run): GLPK's interior point was stopped by hand (kill) after 98 CPU s
+# because of the session's deadline; its scaling from n = 1e3 (0.49 s, n^>2.3) predicts more
+# than 600 s at n = 1e5, and it may or may not have finished n = 1e4 within the limit.
+step_lp1e4() { run "${compare}" --generate 10000,8 "${common[@]}" --json "${results}/lp_n10000.json"; }
+# n = 1e5: from n = 1e3 to 1e4 the CPU time of every LP solver except CLP's barrier grew like
+# n^2.1 to n^2.4 (docs/benchmarks.md), which predicts 1400 to 40000 CPU s here: each is stopped
+# after 20 CPU s and reported as "> limit (stopped at 20 s)". GLPK's interior point was already
+# stopped at n = 1e4 and does not run. The barrier (n^1.6) gets the full limit.
+step_lp1e5() {
+  run "${compare}" --generate 100000,8 "${common[@]}" \
+    --solvers popalloc,popalloc-1thread,clp-primal,clp-dual,clp-barrier,glpk-primal,glpk-dual \
+    --stop-early clp-primal=20,clp-dual=20,glpk-primal=20,glpk-dual=20 \
+    --json "${results}/lp_n100000.json"
+}
+# n = 1e6: only the solvers that finished n = 1e5 run; the barrier's growth from 1e4 to 1e5
+# (n^1.5 to n^1.6) predicts about 4000 CPU s here, so it is stopped after 20 CPU s.
+step_lp1e6() {
+  run "${compare}" --generate 1000000,8 "${common[@]}" --repeat 2 \
+    --solvers popalloc,popalloc-1thread,clp-barrier --stop-early clp-barrier=20 \
+    --json "${results}/lp_n1000000.json"
+}
+# Log utility (not an LP) against the conic solvers, at small sizes.
+step_conic() {
+  run "${python}" benchmarks/python/compare_conic.py --compare "${compare}" --utility log \
+    --sizes 1000,10000 --resources 8 --seed 1 --time-limit 600 --work build/bench-conic \
+    --json "${results}/conic_log.json"
+}
+step_kernels() {
+  run "${kernels}" --benchmark_min_time=0.1 \
+    --benchmark_filter='/m:8/|(best_response|dual_evaluation)/target_priority/n:100000/' \
+    --benchmark_counters_tabular=true \
+    --benchmark_out="${results}/kernels.json" --benchmark_out_format=json
+}
+# Debian's python3-matplotlib (the venv has no matplotlib).
+step_plots() { /usr/bin/python3 scripts/plot_benchmarks.py --results "${results}" --out docs/img; }
+
+steps=("$@")
+[[ ${#steps[@]} -gt 0 ]] || steps=(lp1e3 lp1e4 lp1e5 lp1e6 conic kernels plots)
+for s in "${steps[@]}"; do
+  declare -F "step_${s}" >/dev/null || { echo "unknown step '${s}'" >&2; exit 2; }
+  "step_${s}"
+done
