@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: Apache-2.0
+// popalloc-te: traffic engineering (multi-commodity flow over precomputed paths) on a topology
+// file, solved by popalloc's price-discovery core or exactly by COIN-OR CLP, optionally with POP.
+// `popalloc-te --help` documents the options; docs/traffic-engineering.md the method.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <popalloc/io/atomic_file.hpp>
+#include <popalloc/io/input_error.hpp>
+#include <popalloc/io/json.hpp>
+#include <popalloc/io/text_file.hpp>
+#include <popalloc/te/all.hpp>
+
+#include "embedded_b4.hpp"
+#include "lp_clp.hpp"
+
+namespace popalloc_te {
+namespace {
+
+namespace te = popalloc::te;
+namespace json = popalloc::io::json;
+using popalloc::io::input_error;
+
+constexpr const char* kUsage = R"(Usage:
+  popalloc-te [--topology FILE] [--traffic MODEL] [--scale F] [--seed S] [--paths K]
+              [--objective OBJ] [--solver price|lp] [--pop K] [--output te.json]
+              [--export-mps FILE.mps] [options]
+  popalloc-te           B4 (12 nodes, embedded), gravity traffic, 4 paths, total flow, price solver
+
+Routes the demands of a traffic matrix between all node pairs over k precomputed paths per
+pair without exceeding link capacities (path formulation, docs/traffic-engineering.md).
+
+Input:
+  --topology FILE        Topology Zoo .graphml (undirected links become two arcs, parallel links
+                         collapse, largest strongly connected component, capacity 1000) or
+                         networkx node-link .json (capacities from the file)
+  --default-capacity C   capacity of .json arcs without one (default 1000)
+  --traffic MODEL        gravity | uniform | bimodal | poisson-high-intra | poisson-high-inter
+                         (default gravity), with POP's parameters for the topology's name
+  --scale F              multiply the traffic matrix by F (default 1)
+  --seed S               traffic-matrix seed, also the POP partition seed (default 0)
+  --paths K              paths per commodity (default 4)
+  --path-method M        edge-disjoint (default; max-flow set, shortest K by inverse capacity)
+                         | yen (K shortest simple paths by inverse capacity)
+
+Model and solver:
+  --objective OBJ        total-flow (default) | concurrent-flow (mcf) | min-max-utilization (mlu)
+  --solver S             price (default: popalloc's price-discovery core) | lp (exact, COIN-OR CLP)
+  --tolerance TOL        price solver: relative gap (default 1e-5)
+  --max-iterations N     price solver: dual evaluations per core solve (default 5000)
+  --time-limit SECONDS   price solver: wall-clock limit
+  --threads N            CPU threads (default 0: the OpenMP default)
+  --pop K                POP: deal the commodities over K sub-problems with capacities c/K, solve
+                         them in parallel with the chosen solver, add the flows (default 1)
+  --split-fraction F     POP: split heavy commodities into N + round(N F) pieces (default 0)
+
+Output:
+  --output FILE          te.json: objective, objective_name, bound, relative_gap, status,
+                         total_flow, concurrent_flow, max_link_utilization, seconds,
+                         commodities, paths, total_demand and the run's settings
+  --export-mps FILE      the exact LP that --solver lp solves, as free MPS (a maximisation is
+                         written as min of the negated objective); works without CLP
+  --flows FILE           CSV commodity,source,target,demand,path,nodes,flow (flow > 0 only)
+  --quiet                no summary line
+  --help                 this text
+
+Exit status: 0 solved, 2 usage or input error (nothing is written), 1 internal error.
+)";
+
+struct option_spec {
+  std::string_view name;
+  bool takes_value;
+};
+
+constexpr option_spec kOptions[] = {
+    {"topology", true},       {"default-capacity", true},
+    {"traffic", true},        {"scale", true},
+    {"seed", true},           {"paths", true},
+    {"path-method", true},    {"objective", true},
+    {"solver", true},         {"tolerance", true},
+    {"max-iterations", true}, {"time-limit", true},
+    {"threads", true},        {"pop", true},
+    {"split-fraction", true}, {"output", true},
+    {"export-mps", true},     {"flows", true},
+    {"quiet", false},         {"help", false},
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  throw input_error(what + " (see popalloc-te --help)");
+}
+
+std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
+  std::map<std::string, std::string, std::less<>> given;
+  for (int k = 1; k < argc; ++k) {
+    std::string_view argument = argv[k];
+    if (argument.substr(0, 2) != "--" || argument.size() == 2)
+      usage_error("unexpected argument '" + std::string(argument) + "'");
+    argument.remove_prefix(2);
+    const std::size_t equals = argument.find('=');
+    const std::string_view name = argument.substr(0, equals);
+    const auto spec = std::find_if(std::begin(kOptions), std::end(kOptions),
+                                   [&](const option_spec& o) { return o.name == name; });
+    if (spec == std::end(kOptions)) usage_error("unknown option '--" + std::string(name) + "'");
+    std::string value;
+    if (spec->takes_value) {
+      if (equals != std::string_view::npos)
+        value = argument.substr(equals + 1);
+      else if (k + 1 < argc)
+        value = argv[++k];
+      else
+        usage_error("option --" + std::string(name) + " needs a value");
+    } else if (equals != std::string_view::npos) {
+      usage_error("option --" + std::string(name) + " takes no value");
+    }
+    if (!given.emplace(std::string(name), std::move(value)).second)
+      usage_error("option --" + std::string(name) + " given twice");
+  }
+  return given;
+}
+
+long long parse_integer(std::string_view text, const std::string& option, long long minimum) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty())
+    usage_error(option + ": '" + std::string(text) + "' is not an integer");
+  if (value < minimum) usage_error(option + " must be >= " + std::to_string(minimum));
+  if (value > std::numeric_limits<int>::max() && option != "--seed")
+    usage_error(option + " is too large");
+  return value;
+}
+
+double parse_number(std::string_view text, const std::string& option, bool allow_zero) {
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty() ||
+      !std::isfinite(value))
+    usage_error(option + ": '" + std::string(text) + "' is not a finite number");
+  if (allow_zero ? value < 0.0 : !(value > 0.0))
+    usage_error(option + (allow_zero ? " must be >= 0" : " must be > 0"));
+  return value;
+}
+
+struct settings {
+  std::string topology_path;  // empty: embedded B4
+  double default_capacity = 1000.0;
+  te::traffic_model traffic = te::traffic_model::gravity;
+  double scale = 1.0;
+  std::uint64_t seed = 0;
+  te::path_options paths;
+  te::te_objective objective = te::te_objective::total_flow;
+  bool use_lp = false;
+  te::price_options price;
+  int pop_parts = 1;
+  double split_fraction = 0.0;
+  std::string output_path, mps_path, flows_path;
+  bool quiet = false;
+};
+
+settings interpret(const std::map<std::string, std::string, std::less<>>& given) {
+  settings s;
+  auto value_of = [&](const char* name) -> const std::string* {
+    const auto found = given.find(name);
+    return found == given.end() ? nullptr : &found->second;
+  };
+  try {
+    if (const auto* v = value_of("topology")) s.topology_path = *v;
+    if (const auto* v = value_of("default-capacity"))
+      s.default_capacity = parse_number(*v, "--default-capacity", true);
+    if (const auto* v = value_of("traffic")) s.traffic = te::parse_traffic_model(*v);
+    if (const auto* v = value_of("scale")) s.scale = parse_number(*v, "--scale", false);
+    if (const auto* v = value_of("seed"))
+      s.seed = static_cast<std::uint64_t>(parse_integer(*v, "--seed", 0));
+    if (const auto* v = value_of("paths"))
+      s.paths.k = static_cast<int>(parse_integer(*v, "--paths", 1));
+    if (const auto* v = value_of("path-method")) {
+      if (*v == "edge-disjoint")
+        s.paths.method = te::path_method::edge_disjoint;
+      else if (*v == "yen" || *v == "k-shortest")
+        s.paths.method = te::path_method::k_shortest;
+      else
+        usage_error("--path-method must be edge-disjoint or yen, not '" + *v + "'");
+    }
+    if (const auto* v = value_of("objective")) s.objective = te::parse_te_objective(*v);
+    if (const auto* v = value_of("solver")) {
+      if (*v == "lp")
+        s.use_lp = true;
+      else if (*v != "price")
+        usage_error("--solver must be price or lp, not '" + *v + "'");
+    }
+    if (const auto* v = value_of("tolerance"))
+      s.price.relative_gap = parse_number(*v, "--tolerance", false);
+    if (const auto* v = value_of("max-iterations"))
+      s.price.max_iterations = static_cast<int>(parse_integer(*v, "--max-iterations", 1));
+    if (const auto* v = value_of("time-limit"))
+      s.price.time_limit_seconds = parse_number(*v, "--time-limit", false);
+    if (const auto* v = value_of("threads")) {
+      s.price.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
+      s.paths.threads = s.price.threads;
+    }
+    if (const auto* v = value_of("pop"))
+      s.pop_parts = static_cast<int>(parse_integer(*v, "--pop", 1));
+    if (const auto* v = value_of("split-fraction"))
+      s.split_fraction = parse_number(*v, "--split-fraction", true);
+  } catch (const popalloc::invalid_options& e) {
+    usage_error(e.what());
+  }
+  if (const auto* v = value_of("output")) s.output_path = *v;
+  if (const auto* v = value_of("export-mps")) s.mps_path = *v;
+  if (const auto* v = value_of("flows")) s.flows_path = *v;
+  for (const std::string* path : {&s.output_path, &s.mps_path, &s.flows_path})
+    if (!path->empty()) popalloc::io::check_output_path(*path);
+  s.quiet = given.count("quiet") != 0;
+  if (s.use_lp && !lp_solver_available())
+    usage_error(
+        "--solver lp needs COIN-OR CLP, and this popalloc-te was built without it (install "
+        "coinor-libclp-dev and reconfigure; --export-mps writes the LP for another solver)");
+  return s;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void field(std::string& out, const char* name, double value, bool last = false) {
+  out += "  ";
+  json::append_string(out, name);
+  out += ": ";
+  json::append_number(out, value);
+  out += last ? "\n" : ",\n";
+}
+
+void field(std::string& out, const char* name, const std::string& value) {
+  out += "  ";
+  json::append_string(out, name);
+  out += ": ";
+  json::append_string(out, value);
+  out += ",\n";
+}
+
+int run(int argc, char** argv) {
+  const auto given = parse_arguments(argc, argv);
+  if (given.count("help") != 0) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  const settings s = interpret(given);
+
+  te::topology graph;
+  if (s.topology_path.empty())
+    graph = te::parse_node_link_json(kEmbeddedB4, "<embedded b4-teavar.json>", "b4-teavar");
+  else
+    graph = te::load_topology(s.topology_path, s.default_capacity);
+  const auto t_traffic = std::chrono::steady_clock::now();
+  const te::traffic_parameters parameters = te::default_traffic_parameters(graph.name);
+  const auto matrix = te::generate_traffic(graph, s.traffic, parameters, s.scale, s.seed);
+  auto commodities = te::commodities_of(matrix, graph.nodes);
+  if (commodities.empty())
+    throw input_error(
+        "the traffic matrix has no positive demand (try another --traffic or --seed)");
+  const double traffic_seconds = seconds_since(t_traffic);
+  const auto t_paths = std::chrono::steady_clock::now();
+  const te::te_instance inst = te::make_instance(graph, std::move(commodities), s.paths);
+  const double path_seconds = seconds_since(t_paths);
+
+  if (!s.mps_path.empty()) {
+    popalloc::io::atomic_output_file file(s.mps_path);
+    te::append_mps(file.buffer(), te::build_lp(inst, s.objective), graph.name);
+    file.commit();
+  }
+
+  auto solve_one = [&](const te::te_instance& part, int core_threads) {
+    if (s.use_lp) return solve_lp(part, s.objective);
+    te::price_options o = s.price;
+    o.threads = core_threads;
+    return te::solve_price(part, s.objective, o);
+  };
+  te::te_result result;
+  if (s.pop_parts > 1) {
+    te::pop_te_options o;
+    o.parts = s.pop_parts;
+    o.split_fraction = s.split_fraction;
+    o.seed = s.seed;
+    // CLP models are solved one after the other (CLP's message handling is not documented as
+    // thread-safe); the price solver runs one part per thread.
+    o.threads = s.use_lp ? 1 : s.price.threads;
+    result = te::solve_pop(inst, s.objective, o,
+                           [&](const te::te_instance& part) { return solve_one(part, 1); });
+  } else {
+    result = solve_one(inst, s.price.threads);
+  }
+  const te::flow_summary summary = te::summarize(inst, result.path_flow);
+
+  if (!s.output_path.empty()) {
+    std::string out = "{\n";
+    field(out, "objective", result.objective);
+    field(out, "objective_name", te::to_string(s.objective));
+    field(out, "bound", result.bound);
+    field(out, "relative_gap", result.relative_gap);
+    field(out, "status", result.status);
+    field(out, "total_flow", summary.total_flow);
+    field(out, "concurrent_flow", summary.concurrent_flow);
+    field(out, "max_link_utilization", summary.max_link_utilization);
+    field(out, "max_capacity_excess", summary.max_capacity_excess);
+    field(out, "max_demand_excess", summary.max_demand_excess);
+    field(out, "seconds", result.seconds);
+    field(out, "path_seconds", path_seconds);
+    field(out, "traffic_seconds", traffic_seconds);
+    field(out, "commodities", static_cast<double>(inst.commodity_count()));
+    field(out, "paths", static_cast<double>(inst.path_count()));
+    field(out, "total_demand", inst.total_demand());
+    field(out, "nodes", graph.nodes);
+    field(out, "arcs", graph.arc_count());
+    field(out, "topology", graph.name);
+    field(out, "traffic", te::to_string(s.traffic));
+    field(out, "scale", s.scale);
+    field(out, "seed", static_cast<double>(s.seed));
+    field(out, "paths_per_commodity", s.paths.k);
+    field(out, "path_method",
+          s.paths.method == te::path_method::edge_disjoint ? "edge-disjoint" : "yen");
+    field(out, "solver", s.use_lp ? "lp" : "price");
+    field(out, "iterations", result.iterations);
+    field(out, "solves", result.solves);
+    double part_max = 0.0, part_sum = 0.0;
+    for (const double t : result.part_seconds) {
+      part_max = std::max(part_max, t);
+      part_sum += t;
+    }
+    field(out, "pop_parts_seconds_max", part_max);
+    field(out, "pop_parts_seconds_sum", part_sum);
+    field(out, "pop_parts", s.pop_parts, true);
+    out += "}\n";
+    popalloc::io::atomic_output_file file(s.output_path);
+    file.buffer() = std::move(out);
+    file.commit();
+  }
+  if (!s.flows_path.empty()) {
+    popalloc::io::atomic_output_file file(s.flows_path);
+    std::string& out = file.buffer();
+    out += "commodity,source,target,demand,path,nodes,flow\n";
+    for (std::size_t k = 0; k < inst.commodities.size(); ++k) {
+      const auto& c = inst.commodities[k];
+      for (auto p = inst.paths.pair_offset[k]; p < inst.paths.pair_offset[k + 1]; ++p) {
+        const double f = result.path_flow[static_cast<std::size_t>(p)];
+        if (!(f > 0.0)) continue;
+        out += std::to_string(k) + ",";
+        popalloc::io::append_csv_field(out, graph.node_names[static_cast<std::size_t>(c.source)]);
+        out += ',';
+        popalloc::io::append_csv_field(out, graph.node_names[static_cast<std::size_t>(c.target)]);
+        out += ',';
+        popalloc::io::append_number(out, c.demand);
+        out += "," + std::to_string(p - inst.paths.pair_offset[k]) + ",";
+        std::string nodes = graph.node_names[static_cast<std::size_t>(c.source)];
+        for (auto a = inst.paths.path_offset[static_cast<std::size_t>(p)];
+             a < inst.paths.path_offset[static_cast<std::size_t>(p) + 1]; ++a)
+          nodes +=
+              "-" +
+              graph.node_names[static_cast<std::size_t>(
+                  graph.arcs[static_cast<std::size_t>(inst.paths.arcs[static_cast<std::size_t>(a)])]
+                      .to)];
+        popalloc::io::append_csv_field(out, nodes);
+        out += ',';
+        popalloc::io::append_number(out, f);
+        out += '\n';
+        file.flush_if_large();
+      }
+    }
+    file.commit();
+  }
+  if (!s.quiet) {
+    std::printf(
+        "%s: %d nodes, %d arcs, %lld commodities, %lld paths; %s %s%s: objective %.9g "
+        "(bound %.9g, gap %.2e, %s), total flow %.9g, max utilization %.6g, %.3f s "
+        "(paths %.3f s)\n",
+        graph.name.c_str(), graph.nodes, graph.arc_count(),
+        static_cast<long long>(inst.commodity_count()), static_cast<long long>(inst.path_count()),
+        te::to_string(s.objective), s.use_lp ? "lp" : "price",
+        s.pop_parts > 1 ? (" pop " + std::to_string(s.pop_parts)).c_str() : "", result.objective,
+        result.bound, result.relative_gap, result.status.c_str(), summary.total_flow,
+        summary.max_link_utilization, result.seconds, path_seconds);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace popalloc_te
+
+int main(int argc, char** argv) {
+  try {
+    return popalloc_te::run(argc, argv);
+  } catch (const popalloc::io::input_error& e) {
+    std::fprintf(stderr, "popalloc-te: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_problem& e) {
+    std::fprintf(stderr, "popalloc-te: invalid problem: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_options& e) {
+    std::fprintf(stderr, "popalloc-te: invalid option: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "popalloc-te: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "popalloc-te: error: %s\n", e.what());
+    return 1;
+  }
+}

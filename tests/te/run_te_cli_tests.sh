@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end tests of popalloc-te:
+#   bash tests/te/run_te_cli_tests.sh /path/to/popalloc-te SCRATCH_DIR DATA_DIR
+# Runs every case even after a failure and ends with "cli-te: N passed, M failed"; exit status 1
+# if any case failed, 77 (CTest SKIP_RETURN_CODE) without python3, 2 on bad usage.
+set -u
+
+if [[ $# -ne 3 ]]; then
+  echo "usage: $0 POPALLOC_TE_BINARY SCRATCH_DIR DATA_DIR" >&2
+  exit 2
+fi
+BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+DATA="$(cd "$3" && pwd)"
+if [[ ! -x "$BIN" ]]; then
+  echo "cli-te: $1 is not an executable" >&2
+  exit 2
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "cli-te: python3 not found, skipping"
+  exit 77
+fi
+mkdir -p "$2"
+WORK="$(mktemp -d "$2/cli.XXXXXX")"
+cd "$WORK" || exit 2
+
+passed=0
+failed=0
+check() {
+  local name="$1"
+  shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
+}
+run() {
+  "$BIN" "$@" >out.txt 2>err.txt
+  rc=$?
+}
+exited() { [[ $rc -eq $1 ]]; }
+stderr_has() { grep -qF -- "$1" err.txt; }
+# field FILE NAME: prints a field of a JSON file.
+field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# close A B TOL: |A - B| <= TOL * |B|
+close() { python3 -c 'import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(0 if abs(a-b)<=t*abs(b) else 1)' "$1" "$2" "$3"; }
+
+# 1. No arguments: the embedded B4 instance.
+run
+check "no arguments exits 0" exited 0
+check "no arguments prints a summary" grep -qF "b4-teavar: 12 nodes, 38 arcs, 132 commodities" out.txt
+
+# 2. te.json holds the contract fields.
+run --topology "$DATA/Uninett2010.graphml" --traffic gravity --scale 8 --seed 1 --paths 4 \
+    --objective total-flow --solver price --output te.json --quiet
+check "price run exits 0" exited 0
+check "te.json has the contract fields" python3 - te.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ["objective", "total_flow", "seconds", "commodities", "paths", "max_link_utilization"]:
+    assert k in r, k
+assert r["commodities"] == 74 * 73, r["commodities"]
+assert r["paths"] >= r["commodities"]
+assert r["max_link_utilization"] <= 1 + 1e-9
+assert abs(r["objective"] - r["total_flow"]) <= 1e-9 * r["total_flow"]
+assert r["status"] == "converged"
+PY
+
+# 3. LP and MPS export (when built with CLP), POP.
+for obj in total-flow mcf mlu; do
+  run --topology "$DATA/b4-teavar.json" --scale 64 --objective "$obj" --output price.json --quiet
+  check "price $obj exits 0" exited 0
+  run --topology "$DATA/b4-teavar.json" --scale 64 --objective "$obj" --pop 4 --output pop.json \
+      --quiet
+  check "pop $obj exits 0" exited 0
+  run --topology "$DATA/b4-teavar.json" --scale 64 --objective "$obj" --solver lp \
+      --output lp.json --export-mps "lp_$obj.mps" --quiet
+  if exited 2 && stderr_has "built without it"; then
+    echo "note: popalloc-te built without CLP; LP comparisons skipped"
+    continue
+  fi
+  check "lp $obj exits 0" exited 0
+  check "price $obj within 1e-3 of lp" close "$(field price.json objective)" "$(field lp.json objective)" 1e-3
+  check "MPS file for $obj written" test -s "lp_$obj.mps"
+  if command -v clp >/dev/null 2>&1; then
+    clp "lp_$obj.mps" -dualsimplex >clp.txt 2>&1
+    value="$(sed -n 's/^Optimal objective *\([-+0-9.eE]*\).*/\1/p' clp.txt | head -n1)"
+    if [[ "$obj" != mlu ]]; then value="$(python3 -c "print(-($value))")"; fi
+    check "clp program on the MPS file gives the $obj optimum" close "$value" "$(field lp.json objective)" 1e-7
+  fi
+done
+
+# 4. Bad input: exit 2, a clear message, nothing written.
+printf '<graphml>\n  <graph>\n    <node id="0">\n  </graph>\n</graphml>\n' >bad.graphml
+run --topology bad.graphml --output bad.json
+check "malformed graphml exits 2" exited 2
+check "malformed graphml names the line" stderr_has "bad.graphml:4: end tag </graph> does not match <node>"
+check "nothing written on error" test ! -e bad.json
+run --topology missing.graphml
+check "missing file exits 2" exited 2
+run --scale -1
+check "negative scale exits 2" exited 2
+run --objective fastest
+check "unknown objective exits 2" exited 2
+check "unknown objective is explained" stderr_has "unknown objective 'fastest'"
+run --solver simplex
+check "unknown solver exits 2" exited 2
+run --bogus
+check "unknown option exits 2" exited 2
+run --scale nan
+check "nan scale exits 2" exited 2
+
+echo "cli-te: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
