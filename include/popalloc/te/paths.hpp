@@ -408,7 +408,7 @@ inline path_set compute_paths(const topology& g,
       throw invalid_problem("path request (" + std::to_string(s) + ", " + std::to_string(t) +
                             ") is not a pair of distinct nodes");
   const std::vector<double> w = arc_lengths(g, options.metric);
-  const int threads = popalloc::detail::host_executor(options.threads).threads();
+  [[maybe_unused]] const int threads = popalloc::detail::host_executor(options.threads).threads();
   detail::distance_table table;
   if (options.method == path_method::k_shortest) {
     table.n = g.nodes;
