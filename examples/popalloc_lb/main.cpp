@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: Apache-2.0
+// popalloc-lb: POP's load-balancing benchmark (E-Store-style shard placement) with the exact MILP
+// (COIN-OR CBC), popalloc's price-discovery LP relaxation + repair, or the greedy heuristic, each
+// optionally under POP. `popalloc-lb --help` documents it; docs/load-balancing.md the method.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <time.h>
+#include <utility>
+#include <vector>
+
+#include <popalloc/io/atomic_file.hpp>
+#include <popalloc/io/input_error.hpp>
+#include <popalloc/lb/lb.hpp>
+
+#include "milp_cbc.hpp"
+
+namespace popalloc_lb {
+namespace {
+
+using popalloc::io::input_error;
+namespace lb = popalloc::lb;
+
+constexpr const char* kUsage = R"(Usage:
+  popalloc-lb --shards S --servers N --rounds R --seed SEED --solver milp|price|greedy [--pop K]
+              [options]
+  popalloc-lb          a quick demo: 256 shards, 32 servers, 30 rounds (10 skipped), price
+
+POP's load-balancing benchmark: every round the shard loads are load_j = round(1e6/(j+1)^z) with
+z ~ U(0.25, 0.75) drawn by java.util.Random(SEED) (the exponents of POP's harness), memory 1 per
+shard, at most --max-memory shards per server; shard j starts on server j mod N. Each round the
+solver re-places the shards so that every server's load is within mean -+ epsilon * mean while
+creating as few new shard replicas as possible; the result is the next round's placement.
+
+Options:
+  --shards S          number of shards (default 1024)
+  --servers N         number of servers (default 128)
+  --rounds R          rounds (default 100)
+  --skip K            first rounds left out of the averages (default 20; must be < R)
+  --seed SEED         seed of the exponent sequence (default 42, POP's)
+  --solver NAME       milp: the exact MILP through COIN-OR CBC (to --mip-gap)
+                      price: LP relaxation by popalloc's price-discovery solver + repair (default)
+                      greedy: E-Store-style heuristic (POP's heuristicBalance)
+  --pop K             POP: servers in K contiguous groups, shards dealt to groups preferring
+                      where they live (split across groups when needed), groups solved one after
+                      the other, routing merged scaled by partial load (default 1: no POP)
+  --epsilon E         balance band half-width relative to the mean (default 0.05)
+  --max-memory M      shards per server (default 16)
+  --mip-gap G         milp: relative MIP gap (default 0.05, POP's CPLEX setting)
+  --time-limit T      milp: seconds per MILP solve (default 60)
+  --milp-start KIND   milp: price (default; the price solver's placement as MIP start, its time
+                      counted in the round's seconds) or none
+  --tolerance TOL     price: relative duality gap of the LP relaxation (default 1e-4)
+  --threads T         price: OpenMP threads of the LP solve (default 0: OpenMP default)
+  --output FILE       JSON: solver, k, rounds [{round, shards_moved, max_load_deviation, seconds,
+                      cpu_seconds, exponent, status}], avg_shards_moved, avg_seconds,
+                      avg_cpu_seconds, worst_load_deviation (over the counted rounds), and the
+                      settings
+  --quiet             no per-round lines
+  --help              this text
+
+Per round it prints: round, exponent z, shards moved (new replicas), max load deviation
+(max over servers of |load - mean| / mean), wall-clock and process CPU seconds, status (balanced, or unbalanced when the
+solver could not meet every constraint, e.g. greedy never splits a shard heavier than the band).
+
+Exit status: 0 done (also when some rounds are unbalanced: the status says which), 2 invalid
+arguments (nothing is written), 1 internal error.
+)";
+
+struct option_spec {
+  std::string_view name;
+  bool takes_value;
+};
+
+constexpr option_spec kOptions[] = {
+    {"shards", true},     {"servers", true}, {"rounds", true},     {"skip", true},
+    {"seed", true},       {"solver", true},  {"pop", true},        {"epsilon", true},
+    {"max-memory", true}, {"mip-gap", true}, {"time-limit", true}, {"milp-start", true},
+    {"tolerance", true},  {"threads", true}, {"output", true},     {"quiet", false},
+    {"help", false},
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  throw input_error(what + " (see popalloc-lb --help)");
+}
+
+std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
+  std::map<std::string, std::string, std::less<>> given;
+  for (int k = 1; k < argc; ++k) {
+    std::string_view argument = argv[k];
+    if (argument.substr(0, 2) != "--" || argument.size() == 2)
+      usage_error("unexpected argument '" + std::string(argument) + "'");
+    argument.remove_prefix(2);
+    const std::size_t equals = argument.find('=');
+    const std::string_view name = argument.substr(0, equals);
+    const auto spec = std::find_if(std::begin(kOptions), std::end(kOptions),
+                                   [&](const option_spec& o) { return o.name == name; });
+    if (spec == std::end(kOptions)) usage_error("unknown option '--" + std::string(name) + "'");
+    std::string value;
+    if (spec->takes_value) {
+      if (equals != std::string_view::npos)
+        value = argument.substr(equals + 1);
+      else if (k + 1 < argc && std::string_view(argv[k + 1]).substr(0, 2) != "--")
+        value = argv[++k];
+      else
+        usage_error("option --" + std::string(name) + " needs a value");
+    } else if (equals != std::string_view::npos) {
+      usage_error("option --" + std::string(name) + " takes no value");
+    }
+    if (!given.emplace(std::string(name), std::move(value)).second)
+      usage_error("option --" + std::string(name) + " given twice");
+  }
+  return given;
+}
+
+long long parse_integer(std::string_view text, const std::string& option, long long minimum,
+                        long long maximum) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty())
+    usage_error("--" + option + ": '" + std::string(text) + "' is not an integer");
+  if (value < minimum || value > maximum)
+    usage_error("--" + option + " must be in [" + std::to_string(minimum) + ", " +
+                std::to_string(maximum) + "] (got " + std::string(text) + ")");
+  return value;
+}
+
+double parse_number(std::string_view text, const std::string& option, double minimum,
+                    bool inclusive) {
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty() ||
+      !std::isfinite(value))
+    usage_error("--" + option + ": '" + std::string(text) + "' is not a finite number");
+  if (inclusive ? value < minimum : value <= minimum)
+    usage_error("--" + option + " must be " + (inclusive ? ">= " : "> ") + std::to_string(minimum));
+  return value;
+}
+
+struct settings {
+  long long shards = 1024, servers = 128, rounds = 100, skip = 20, seed = 42;
+  std::string solver = "price";
+  int pop = 1;
+  double epsilon = 0.05, max_memory = 16.0, mip_gap = 0.05, time_limit = 60.0, tolerance = 1e-4;
+  bool milp_start = true;
+  int threads = 0;
+  std::string output;
+  bool quiet = false;
+};
+
+settings read_settings(int argc, char** argv, bool& help) {
+  settings s;
+  if (argc == 1) {  // the quick demo (also the CTest smoke test)
+    s.shards = 256;
+    s.servers = 32;
+    s.rounds = 30;
+    s.skip = 10;
+    return s;
+  }
+  const auto given = parse_arguments(argc, argv);
+  if (given.count("help")) {
+    help = true;
+    return s;
+  }
+  auto get = [&](const char* name) -> const std::string* {
+    const auto it = given.find(name);
+    return it == given.end() ? nullptr : &it->second;
+  };
+  constexpr long long kMaxInt = std::numeric_limits<std::int32_t>::max();
+  if (auto v = get("shards")) s.shards = parse_integer(*v, "shards", 1, kMaxInt);
+  if (auto v = get("servers")) s.servers = parse_integer(*v, "servers", 1, kMaxInt);
+  if (auto v = get("rounds")) s.rounds = parse_integer(*v, "rounds", 1, kMaxInt);
+  if (auto v = get("skip")) s.skip = parse_integer(*v, "skip", 0, kMaxInt);
+  if (auto v = get("seed"))
+    s.seed = parse_integer(*v, "seed", std::numeric_limits<long long>::min(),
+                           std::numeric_limits<long long>::max());
+  if (auto v = get("solver")) {
+    if (*v != "milp" && *v != "price" && *v != "greedy")
+      usage_error("--solver must be milp, price or greedy (got '" + *v + "')");
+    s.solver = *v;
+  }
+  if (auto v = get("pop")) s.pop = static_cast<int>(parse_integer(*v, "pop", 1, kMaxInt));
+  if (auto v = get("epsilon")) s.epsilon = parse_number(*v, "epsilon", 0.0, true);
+  if (auto v = get("max-memory")) s.max_memory = parse_number(*v, "max-memory", 0.0, false);
+  if (auto v = get("mip-gap")) s.mip_gap = parse_number(*v, "mip-gap", 0.0, true);
+  if (auto v = get("time-limit")) s.time_limit = parse_number(*v, "time-limit", 0.0, false);
+  if (auto v = get("tolerance")) s.tolerance = parse_number(*v, "tolerance", 0.0, false);
+  if (auto v = get("threads")) s.threads = static_cast<int>(parse_integer(*v, "threads", 0, 4096));
+  if (auto v = get("milp-start")) {
+    if (*v != "price" && *v != "none")
+      usage_error("--milp-start must be price or none (got '" + *v + "')");
+    s.milp_start = *v == "price";
+  }
+  if (auto v = get("output")) {
+    if (v->empty()) usage_error("--output needs a file name");
+    s.output = *v;
+  }
+  s.quiet = given.count("quiet") != 0;
+  if (s.skip >= s.rounds)
+    usage_error("--skip (" + std::to_string(s.skip) + ") must be < --rounds (" +
+                std::to_string(s.rounds) + ") so that some rounds are counted");
+  if (s.pop > s.servers)
+    usage_error("--pop (" + std::to_string(s.pop) + ") must be <= --servers (" +
+                std::to_string(s.servers) + ")");
+  if (s.solver == "milp" && !milp_available())
+    usage_error(
+        "--solver milp needs COIN-OR CBC, which this build does not have (install "
+        "coinor-libcbc-dev and pkg-config and reconfigure)");
+  if (static_cast<double>(s.shards) > s.max_memory * static_cast<double>(s.servers))
+    usage_error("the shards do not fit: " + std::to_string(s.shards) + " shards > --max-memory x " +
+                "--servers");
+  return s;
+}
+
+std::string number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(c));
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+struct round_record {
+  long long round = 0;
+  double exponent = 0.0;
+  std::int64_t moved = 0;
+  double deviation = 0.0;
+  double seconds = 0.0;
+  double cpu_seconds = 0.0;
+  std::string status;
+};
+
+/// CPU seconds of this process, all threads (robust to other work on a shared machine).
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+/// The current placement with the previous fractions, used when a solver returns nothing.
+lb::placement normalised(const lb::placement& p) {
+  lb::placement out = p;
+  for (auto& shard : out.shards) {
+    double sum = 0.0;
+    for (const auto& r : shard) sum += r.fraction;
+    for (auto& r : shard)
+      r.fraction = sum > 0.0 ? r.fraction / sum : 1.0 / static_cast<double>(shard.size());
+  }
+  return out;
+}
+
+int run(int argc, char** argv) {
+  bool help = false;
+  const settings s = read_settings(argc, argv, help);
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  const auto shards = static_cast<std::size_t>(s.shards);
+  const auto servers = static_cast<std::int32_t>(s.servers);
+  lb::zipf_workload workload(shards, servers, s.seed, s.max_memory);
+  lb::placement current = lb::round_robin_placement(shards, servers);
+
+  auto solve_one = [&](const lb::problem& p) -> lb::lb_result {
+    if (s.solver == "greedy") return lb::solve_greedy(p);
+    lb::price_options po;
+    po.relative_gap = s.tolerance;
+    po.threads = s.threads;
+    if (s.solver == "price") return lb::solve_price(p, po);
+    milp_options mo;
+    mo.mip_gap = s.mip_gap;
+    mo.time_limit = s.time_limit;
+    lb::lb_result start;
+    if (s.milp_start) {
+      start = lb::solve_price(p, po);
+      if (start.status == lb::lb_status::balanced) mo.start = &start.result;
+    }
+    lb::lb_result r = solve_milp(p, mo);
+    r.seconds += start.seconds;
+    if (r.status != lb::lb_status::balanced && start.status == lb::lb_status::balanced) {
+      // CBC ended without a better incumbent than the start it was given: return the start.
+      start.message = "MILP: " + r.message + "; returning the MIP start";
+      start.seconds = r.seconds;
+      return start;
+    }
+    return r;
+  };
+
+  if (!s.quiet)
+    std::printf(
+        "popalloc-lb: %lld shards, %lld servers, %lld rounds (first %lld skipped), seed "
+        "%lld, solver %s, pop k = %d\n%6s %7s %8s %10s %10s %10s  %s\n",
+        s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop, "round", "z",
+        "moved", "deviation", "seconds", "cpu", "status");
+  std::vector<round_record> records;
+  for (long long round = 0; round < s.rounds; ++round) {
+    round_record rec;
+    rec.round = round;
+    lb::problem p = workload.next_round(current, &rec.exponent);
+    p.epsilon = s.epsilon;
+    const double cpu_start = process_cpu_seconds();
+    lb::lb_result r = s.pop > 1 ? lb::pop_solve(p, s.pop, solve_one) : solve_one(p);
+    rec.cpu_seconds = process_cpu_seconds() - cpu_start;
+    rec.seconds = r.seconds;
+    rec.status = lb::to_string(r.status);
+    if (r.result.shards.empty()) r.result = normalised(p.current);  // nothing returned: stay
+    const lb::check_report c = lb::check(p, r.result);
+    rec.moved = c.new_replicas;
+    rec.deviation = c.max_load_deviation;
+    current = std::move(r.result);
+    if (!s.quiet) {
+      std::printf("%6lld %7.4f %8lld %10.6f %10.4f %10.4f  %s%s%s\n", round, rec.exponent,
+                  static_cast<long long>(rec.moved), rec.deviation, rec.seconds, rec.cpu_seconds,
+                  rec.status.c_str(), r.status == lb::lb_status::balanced ? "" : ": ",
+                  r.status == lb::lb_status::balanced ? "" : r.message.c_str());
+      std::fflush(stdout);
+    }
+    records.push_back(std::move(rec));
+  }
+  double moved = 0.0, seconds = 0.0, cpu_seconds = 0.0, worst = 0.0;
+  long long counted = 0, balanced = 0;
+  for (const auto& rec : records) {
+    if (rec.round < s.skip) continue;
+    ++counted;
+    moved += static_cast<double>(rec.moved);
+    seconds += rec.seconds;
+    cpu_seconds += rec.cpu_seconds;
+    worst = std::max(worst, rec.deviation);
+    if (rec.status == "balanced") ++balanced;
+  }
+  const double avg_moved = moved / static_cast<double>(counted);
+  const double avg_seconds = seconds / static_cast<double>(counted);
+  const double avg_cpu_seconds = cpu_seconds / static_cast<double>(counted);
+  std::printf(
+      "average over rounds %lld..%lld: shards moved %.2f, seconds %.4f (cpu %.4f), worst "
+      "load deviation %.6f, balanced rounds %lld/%lld\n",
+      s.skip, s.rounds - 1, avg_moved, avg_seconds, avg_cpu_seconds, worst, balanced, counted);
+  if (!s.output.empty()) {
+    popalloc::io::atomic_output_file file(s.output);
+    std::string& o = file.buffer();
+    o += "{\n  \"solver\": " + quoted(s.solver) + ",\n  \"k\": " + std::to_string(s.pop) +
+         ",\n  \"shards\": " + std::to_string(s.shards) +
+         ",\n  \"servers\": " + std::to_string(s.servers) +
+         ",\n  \"seed\": " + std::to_string(s.seed) + ",\n  \"skip\": " + std::to_string(s.skip) +
+         ",\n  \"epsilon\": " + number(s.epsilon) + ",\n  \"max_memory\": " + number(s.max_memory) +
+         ",\n  \"rounds\": [";
+    for (std::size_t k = 0; k < records.size(); ++k) {
+      const auto& rec = records[k];
+      o += std::string(k ? "," : "") + "\n    {\"round\": " + std::to_string(rec.round) +
+           ", \"shards_moved\": " + std::to_string(rec.moved) +
+           ", \"max_load_deviation\": " + number(rec.deviation) +
+           ", \"seconds\": " + number(rec.seconds) +
+           ", \"cpu_seconds\": " + number(rec.cpu_seconds) +
+           ", \"exponent\": " + number(rec.exponent) + ", \"status\": " + quoted(rec.status) + "}";
+    }
+    o += "\n  ],\n  \"counted_rounds\": " + std::to_string(counted) +
+         ",\n  \"balanced_rounds\": " + std::to_string(balanced) +
+         ",\n  \"avg_shards_moved\": " + number(avg_moved) +
+         ",\n  \"avg_seconds\": " + number(avg_seconds) +
+         ",\n  \"avg_cpu_seconds\": " + number(avg_cpu_seconds) +
+         ",\n  \"worst_load_deviation\": " + number(worst) + "\n}\n";
+    file.commit();
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace popalloc_lb
+
+int main(int argc, char** argv) {
+  try {
+    return popalloc_lb::run(argc, argv);
+  } catch (const popalloc::io::input_error& e) {
+    std::fprintf(stderr, "popalloc-lb: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_problem& e) {
+    std::fprintf(stderr, "popalloc-lb: invalid problem: %s\n", e.what());
+    return 2;
+  } catch (const popalloc::invalid_options& e) {
+    std::fprintf(stderr, "popalloc-lb: invalid option: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "popalloc-lb: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "popalloc-lb: internal error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief POP's load-balancing benchmark workload (LoadBalancerExecutable): zipf shard loads with
+/// a new exponent every round, drawn by java.util.Random so seed 42 gives POP's exponents.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "popalloc/lb/problem.hpp"
+
+namespace popalloc::lb {
+
+/// \brief java.util.Random (48-bit LCG), enough of it for nextDouble(): the same seed gives the
+/// same sequence as POP's Java harness.
+class java_random {
+ public:
+  explicit java_random(std::int64_t seed)
+      : state_((static_cast<std::uint64_t>(seed) ^ kMultiplier) & kMask) {}
+
+  /// \brief Uniform double in [0, 1) exactly as Java's nextDouble().
+  double next_double() {
+    const std::uint64_t hi = next(26), lo = next(27);
+    return static_cast<double>((hi << 27) + lo) * 0x1.0p-53;
+  }
+
+ private:
+  static constexpr std::uint64_t kMultiplier = 0x5DEECE66DULL;
+  static constexpr std::uint64_t kMask = (std::uint64_t{1} << 48) - 1;
+  std::uint64_t next(int bits) {
+    state_ = (state_ * kMultiplier + 0xBULL) & kMask;
+    return state_ >> (48 - bits);
+  }
+  std::uint64_t state_;
+};
+
+/// \brief Shard loads of one round: load_j = round(1e6 / (j + 1)^z) (Java Math.round).
+inline std::vector<double> zipf_loads(std::size_t shards, double exponent) {
+  std::vector<double> load(shards);
+  for (std::size_t j = 0; j < shards; ++j)
+    load[j] = std::floor(1e6 / std::pow(static_cast<double>(j + 1), exponent) + 0.5);
+  return load;
+}
+
+/// \brief POP's initial placement for the base benchmark: shard j on server j mod N.
+inline placement round_robin_placement(std::size_t shards, std::int32_t servers) {
+  placement p;
+  p.shards.resize(shards);
+  for (std::size_t j = 0; j < shards; ++j)
+    p.shards[j].push_back({static_cast<std::int32_t>(j % static_cast<std::size_t>(servers)), 1.0});
+  return p;
+}
+
+/// \brief The rounds of POP's benchmark: each round draws z ~ U(0.25, 0.75) from the Java
+/// generator and sets the loads; memory 1 per shard, `max_memory` per server.
+class zipf_workload {
+ public:
+  zipf_workload(std::size_t shards, std::int32_t servers, std::int64_t seed,
+                double max_memory = 16.0)
+      : shards_(shards), servers_(servers), max_memory_(max_memory), random_(seed) {}
+
+  /// \brief The next round's problem with `current` as the current placement; `exponent`
+  /// receives z.
+  problem next_round(const placement& current, double* exponent = nullptr) {
+    const double z = 0.25 + random_.next_double() * 0.5;
+    if (exponent != nullptr) *exponent = z;
+    problem p;
+    p.load = zipf_loads(shards_, z);
+    p.memory.assign(shards_, 1.0);
+    p.servers = servers_;
+    p.max_memory = max_memory_;
+    p.current = current;
+    return p;
+  }
+
+ private:
+  std::size_t shards_;
+  std::int32_t servers_;
+  double max_memory_;
+  java_random random_;
+};
+
+}  // namespace popalloc::lb

@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Shard placement (load balancing, domains.md §4): everything in popalloc::lb except the
+/// exact MILP, which needs COIN-OR CBC and lives in examples/popalloc_lb/milp_cbc.hpp.
+#pragma once
+
+#include "popalloc/lb/benchmark.hpp"
+#include "popalloc/lb/checker.hpp"
+#include "popalloc/lb/greedy.hpp"
+#include "popalloc/lb/pop_split.hpp"
+#include "popalloc/lb/price_solver.hpp"
+#include "popalloc/lb/problem.hpp"

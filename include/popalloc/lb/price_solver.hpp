@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief The fast shard placement solver: the MILP's LP relaxation solved by popalloc's
+/// price-discovery core, then rounding and repair to an integral, balanced placement.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "popalloc/dense_problem.hpp"
+#include "popalloc/dual_solver.hpp"
+#include "popalloc/lb/checker.hpp"
+#include "popalloc/lb/greedy.hpp"
+#include "popalloc/lb/problem.hpp"
+#include "popalloc/options.hpp"
+#include "popalloc/utility/linear.hpp"
+
+namespace popalloc::lb {
+
+/// \brief Options of solve_price().
+struct price_options {
+  /// Relative duality gap of the LP relaxation (popalloc::solver_options::relative_gap).
+  double relative_gap = 1e-4;
+  int max_iterations = 500;  ///< dual evaluations of the LP relaxation
+  int threads = 0;           ///< OpenMP threads of the LP solve (0: OpenMP default)
+  /// Value of routing a unit fraction of a shard to a server that already holds it, on top of
+  /// the value 1 of routing it anywhere (see docs/load-balancing.md: any value > 0 gives the
+  /// LP relaxation's optimum; 1 keeps the stay-put signal at the size of the objective).
+  double stay_bonus = 1.0;
+  /// The LP's columns are the servers holding LP shards plus receivers: the least-loaded other
+  /// servers, at least `min_receivers` of them and enough that the columns' spare capacity is
+  /// `receiver_factor` x the LP shards' load (docs/load-balancing.md: exact while a receiver
+  /// keeps slack, which price_report::lp_exact says).
+  std::size_t min_receivers = 16;
+  double receiver_factor = 2.0;
+};
+
+/// \brief Statistics of the last solve_price() call.
+struct price_report {
+  std::size_t lp_shards = 0;   ///< shards in the LP (those on overloaded servers)
+  std::size_t lp_servers = 0;  ///< servers (columns) in the LP
+  /// True when the restricted LP is provably the full relaxation: every server is a column, or a
+  /// receiver column kept slack (price 0), so the missing options cannot improve it.
+  bool lp_exact = false;
+  int lp_iterations = 0;         ///< dual evaluations
+  double lp_relative_gap = 0.0;  ///< certified gap of the LP relaxation
+  /// LP relaxation optimum bound, in fractional shard moves (a lower bound on the moves of any
+  /// placement that keeps the non-LP shards in place; 0 when no LP was needed).
+  double lp_moves_bound = 0.0;
+  const char* lp_status = "not_run";
+  std::int64_t repair_moves = 0;  ///< replicas the lower-bound repair added
+  double lp_seconds = 0.0;
+};
+
+namespace detail {
+
+/// \brief A shard whose load must find a place, with the amount still unplaced.
+struct residual {
+  std::size_t shard;
+  double amount;
+};
+
+/// \brief Servers ordered by load with memory to spare for a shard of `memory` size (the
+/// worst-fit order used by the repair).
+inline std::int32_t least_loaded_with_memory(
+    const problem& prob, const load_routing& st,
+    const std::set<std::pair<double, std::int32_t>>& by_load, std::size_t j, std::int32_t exclude) {
+  for (const auto& e : by_load) {
+    if (e.second == exclude) continue;
+    const auto i = static_cast<std::size_t>(e.second);
+    if (st.holds(j, e.second) || st.server_memory[i] + prob.memory[j] <= prob.max_memory)
+      return e.second;
+  }
+  return -1;
+}
+
+/// \brief Places residual loads (largest first): on the shard's existing replicas while they
+/// stay within the upper bound (free), otherwise on the least-loaded server with memory, whole
+/// if it fits under the upper bound, else filling that server to the bound and continuing
+/// (a split shard: one new replica per piece).
+inline bool place_residuals(const problem& prob, load_routing& st, std::vector<residual> work,
+                            std::string& why) {
+  const double hi = prob.upper();
+  std::sort(work.begin(), work.end(), [](const residual& a, const residual& b) {
+    return a.amount != b.amount ? a.amount > b.amount : a.shard < b.shard;
+  });
+  std::set<std::pair<double, std::int32_t>> by_load;
+  for (std::size_t i = 0; i < st.server_load.size(); ++i)
+    by_load.emplace(st.server_load[i], static_cast<std::int32_t>(i));
+  auto update = [&](std::int32_t i, double before) {
+    by_load.erase({before, i});
+    by_load.emplace(st.server_load[static_cast<std::size_t>(i)], i);
+  };
+  for (const residual& w : work) {
+    double left = w.amount;
+    const std::size_t j = w.shard;
+    // Existing replicas first: no data moves.
+    for (std::size_t k = 0; k < st.parts[j].size() && left > 0.0; ++k) {
+      const std::int32_t i = st.parts[j][k].first;
+      const double before = st.server_load[static_cast<std::size_t>(i)];
+      const double room = hi - before;
+      if (room <= 0.0) continue;
+      const double take = std::min(room, left);
+      st.add(prob, j, i, take);
+      update(i, before);
+      left -= take;
+    }
+    while (left > 1e-12 * hi) {
+      const std::int32_t i = least_loaded_with_memory(prob, st, by_load, j, -1);
+      if (i < 0) {
+        why = "no server has memory left for shard " + std::to_string(j);
+        return false;
+      }
+      const double before = st.server_load[static_cast<std::size_t>(i)];
+      const double room = hi - before;
+      if (room <= 0.0) {
+        why = "no server has load room left for shard " + std::to_string(j);
+        return false;
+      }
+      const double take = std::min(room, left);
+      st.add(prob, j, i, take);
+      update(i, before);
+      left -= take;
+    }
+  }
+  return true;
+}
+
+/// \brief Raises every server to the lower bound by pulling load from the most-loaded servers:
+/// first by shifting routing of a shard the server already holds (free), else by moving a whole
+/// part that fits (one new replica, the donor's copy is dropped), else a partial part (one new
+/// replica). Returns the number of new replicas it created, or -1 when stuck.
+inline std::int64_t raise_to_lower_bound(const problem& prob, load_routing& st, std::string& why) {
+  const std::size_t n = prob.server_count();
+  const double lo = prob.lower(), hi = prob.upper(), mean = prob.mean_load();
+  const double slack = 1e-9 * mean;
+  std::vector<std::vector<std::size_t>> on_server(n);
+  for (std::size_t j = 0; j < st.parts.size(); ++j)
+    for (const auto& part : st.parts[j])
+      on_server[static_cast<std::size_t>(part.first)].push_back(j);
+  std::int64_t added = 0;
+  const std::size_t max_steps = 4 * (n + st.parts.size()) + 16;
+  for (std::size_t step = 0; step < max_steps; ++step) {
+    std::size_t i = 0;
+    for (std::size_t k = 1; k < n; ++k)
+      if (st.server_load[k] < st.server_load[i]) i = k;
+    if (st.server_load[i] >= lo - slack) return added;
+    const auto si = static_cast<std::int32_t>(i);
+    const double need = lo - st.server_load[i];    // must receive at least this
+    const double want = mean - st.server_load[i];  // aim for the mean
+    // 1. Free: a shard on i that also lives on a server above the lower bound.
+    bool done = false;
+    for (const std::size_t j : on_server[i]) {
+      if (!st.holds(j, si)) continue;
+      for (const auto& part : st.parts[j]) {
+        const auto d = static_cast<std::size_t>(part.first);
+        if (d == i || part.second <= 0.0) continue;
+        const double give = std::min({part.second, st.server_load[d] - lo, want});
+        if (give <= slack) continue;
+        const std::int32_t sd = part.first;
+        st.remove(prob, j, sd, give, true);
+        st.add(prob, j, si, give);
+        done = true;
+        break;
+      }
+      if (done) break;
+    }
+    if (done) continue;
+    // 2. Donors by decreasing load: a whole part within [need, room], else a partial part.
+    std::vector<std::size_t> donors(n);
+    for (std::size_t k = 0; k < n; ++k) donors[k] = k;
+    std::sort(donors.begin(), donors.end(), [&](std::size_t a, std::size_t b) {
+      return st.server_load[a] != st.server_load[b] ? st.server_load[a] > st.server_load[b] : a < b;
+    });
+    const double room = hi - st.server_load[i];
+    for (const std::size_t d : donors) {
+      const double spare = st.server_load[d] - lo;
+      if (d == i || spare <= slack) break;
+      const auto sd = static_cast<std::int32_t>(d);
+      std::size_t best_whole = st.parts.size(), best_partial = st.parts.size();
+      double best_whole_gap = std::numeric_limits<double>::infinity(), best_partial_part = 0.0;
+      for (const std::size_t j : on_server[d]) {
+        const double part = st.part_on(j, sd);
+        if (part <= 0.0 || st.holds(j, si)) continue;
+        if (st.server_memory[i] + prob.memory[j] > prob.max_memory) continue;
+        if (part >= need && part <= std::min(room, spare)) {
+          const double gap = std::abs(part - want);
+          if (gap < best_whole_gap) {
+            best_whole_gap = gap;
+            best_whole = j;
+          }
+        }
+        if (part > best_partial_part) {
+          best_partial_part = part;
+          best_partial = j;
+        }
+      }
+      if (best_whole < st.parts.size()) {
+        const double part = st.part_on(best_whole, sd);
+        st.remove(prob, best_whole, sd, part);
+        st.add(prob, best_whole, si, part);
+        on_server[i].push_back(best_whole);
+        ++added;
+        done = true;
+        break;
+      }
+      if (best_partial < st.parts.size()) {
+        const double give = std::min({best_partial_part, spare, want, room});
+        if (give <= slack) continue;
+        st.remove(prob, best_partial, sd, give);
+        st.add(prob, best_partial, si, give);
+        on_server[i].push_back(best_partial);
+        ++added;
+        done = true;
+        break;
+      }
+    }
+    if (!done) {
+      why = "cannot raise server " + std::to_string(i) + " to the lower bound";
+      return -1;
+    }
+  }
+  why = "lower-bound repair did not finish";
+  return -1;
+}
+
+/// \brief Frees replicas without moving data: a shard's smallest part moves onto the shard's
+/// other replicas when they have room under the upper bound and its server stays above the
+/// lower bound. Without it replicas pile up round after round until memory is full.
+inline void consolidate(const problem& prob, load_routing& st) {
+  const double lo = prob.lower(), hi = prob.upper();
+  for (std::size_t j = 0; j < st.parts.size(); ++j) {
+    while (st.parts[j].size() >= 2) {
+      auto& v = st.parts[j];
+      std::size_t small = 0;
+      for (std::size_t k = 1; k < v.size(); ++k)
+        if (v[k].second < v[small].second) small = k;
+      const std::int32_t a = v[small].first;
+      const double part = v[small].second;
+      if (st.server_load[static_cast<std::size_t>(a)] - part < lo) break;
+      double room = 0.0;
+      for (const auto& e : v)
+        if (e.first != a)
+          room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(e.first)]);
+      if (room < part) break;
+      std::vector<std::pair<std::int32_t, double>> targets;
+      double left = part;
+      for (const auto& e : v) {
+        if (e.first == a || left <= 0.0) continue;
+        const double take =
+            std::min(left, std::max(0.0, hi - st.server_load[static_cast<std::size_t>(e.first)]));
+        if (take > 0.0) targets.emplace_back(e.first, take);
+        left -= take;
+      }
+      st.remove(prob, j, a, part);
+      for (const auto& t : targets) st.add(prob, j, t.first, t.second);
+    }
+  }
+}
+
+}  // namespace detail
+
+/// \brief Balances with the LP relaxation solved by popalloc::solve and a rounding/repair step.
+///
+/// 1. Route every shard over its current replicas (previous fractions). Shards with a replica on
+///    a server above the upper bound, and shards without replicas, form the LP; the others stay.
+/// 2. LP relaxation (docs/load-balancing.md): the LP shards are jobs, all servers resources with
+///    capacity (upper bound - load of the shards that stay) / mean; a job consumes l_j / mean of
+///    a server per unit fraction and earns 1 + stay_bonus on servers that hold it, 1 elsewhere
+///    (linear utility). Maximising it is minimising sum_ij (1 - a_ij) r_ij, the MILP relaxation
+///    with x = r, without the lower bound and the memory rows.
+/// 3. Rounding: on every server the LP keeps K_i of its single-replica shards' load; the shards
+///    are re-kept whole in order of their LP share, at most one partially, within K_i (so the
+///    server load is unchanged and few shards are split).
+/// 4. Repair: the load that leaves is placed largest first on the least-loaded server with memory
+///    (whole when it fits under the upper bound), then servers below the lower bound pull load
+///    from the most-loaded ones. The checker decides `balanced` or `unbalanced`.
+inline lb_result solve_price(const problem& prob, const price_options& opt = {},
+                             price_report* report = nullptr) {
+  const auto start = std::chrono::steady_clock::now();
+  prob.validate();
+  price_report rep;
+  const std::size_t n = prob.server_count(), s = prob.shards();
+  const double mean = prob.mean_load(), hi = prob.upper();
+  detail::load_routing st = detail::initial_routing(prob);
+  // Which shards are homeless (initial_routing placed them; they belong to the LP anyway).
+  std::vector<char> in_lp(s, 0);
+  for (std::size_t j = 0; j < s; ++j)
+    if (prob.current.shards.empty() || prob.current.shards[j].empty()) in_lp[j] = 1;
+  std::vector<double> home_load(n, 0.0);  // loads before homeless shards were placed
+  for (std::size_t j = 0; j < s; ++j)
+    if (!in_lp[j])
+      for (const auto& part : st.parts[j])
+        home_load[static_cast<std::size_t>(part.first)] += part.second;
+  for (std::size_t j = 0; j < s; ++j)
+    if (!in_lp[j] && prob.load[j] > 0.0)
+      for (const auto& part : st.parts[j])
+        if (home_load[static_cast<std::size_t>(part.first)] > hi) in_lp[j] = 1;
+  std::vector<std::size_t> lp_shards;
+  for (std::size_t j = 0; j < s; ++j)
+    if (in_lp[j] && prob.load[j] > 0.0) lp_shards.push_back(j);
+  rep.lp_shards = lp_shards.size();
+
+  std::vector<detail::residual> leave;
+  if (!lp_shards.empty()) {
+    // Take the LP shards out of the routing; what stays is fixed.
+    for (const std::size_t j : lp_shards) {
+      const bool homeless = prob.current.shards.empty() || prob.current.shards[j].empty();
+      auto parts = st.parts[j];
+      for (const auto& part : parts) st.remove(prob, j, part.first, part.second, !homeless);
+    }
+    const auto m = static_cast<Eigen::Index>(lp_shards.size());
+    // Columns: every server holding an LP shard, plus receivers (the servers with the most
+    // spare capacity) until the columns can hold receiver_factor x the LP load. The restriction
+    // loses nothing when a receiver keeps slack (price 0): every missing option has value 1
+    // and a price >= 0, so the restricted dual stays feasible for the full LP (rep.lp_exact).
+    std::vector<std::int32_t> column_of(n, -1), server_of;
+    double lp_load = 0.0, column_room = 0.0;
+    for (const std::size_t j : lp_shards) {
+      lp_load += prob.load[j];
+      if (!prob.current.shards.empty())
+        for (const route& c : prob.current.shards[j])
+          if (column_of[static_cast<std::size_t>(c.server)] < 0) {
+            column_of[static_cast<std::size_t>(c.server)] = 0;
+            server_of.push_back(c.server);
+          }
+    }
+    for (const std::int32_t i : server_of)
+      column_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
+    std::vector<char> is_home(n, 0);
+    for (const std::int32_t i : server_of) is_home[static_cast<std::size_t>(i)] = 1;
+    {
+      std::vector<std::int32_t> others;
+      for (std::size_t i = 0; i < n; ++i)
+        if (column_of[i] < 0) others.push_back(static_cast<std::int32_t>(i));
+      std::sort(others.begin(), others.end(), [&](std::int32_t x, std::int32_t y) {
+        const double lx = st.server_load[static_cast<std::size_t>(x)];
+        const double ly = st.server_load[static_cast<std::size_t>(y)];
+        return lx != ly ? lx < ly : x < y;
+      });
+      std::size_t taken = 0;
+      for (const std::int32_t i : others) {
+        if (taken >= opt.min_receivers && column_room >= opt.receiver_factor * lp_load) break;
+        server_of.push_back(i);
+        column_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
+        ++taken;
+      }
+      rep.lp_exact = taken == others.size();  // every server is a column
+    }
+    std::sort(server_of.begin(), server_of.end());
+    for (std::size_t c = 0; c < server_of.size(); ++c)
+      column_of[static_cast<std::size_t>(server_of[c])] = static_cast<std::int32_t>(c);
+    const auto cols = static_cast<Eigen::Index>(server_of.size());
+    rep.lp_servers = server_of.size();
+    popalloc::dense_problem<float> lp;
+    lp.throughput.setOnes(m, cols);
+    lp.job_demand.resize(m);
+    lp.capacity.resize(cols);
+    for (Eigen::Index c = 0; c < cols; ++c)
+      lp.capacity[c] = std::max(0.0, hi - st.server_load[static_cast<std::size_t>(
+                                              server_of[static_cast<std::size_t>(c)])]) /
+                       mean;
+    for (Eigen::Index r = 0; r < m; ++r) {
+      const std::size_t j = lp_shards[static_cast<std::size_t>(r)];
+      lp.job_demand[r] = static_cast<float>(prob.load[j] / mean);
+      if (!prob.current.shards.empty())
+        for (const route& c : prob.current.shards[j])
+          lp.throughput(r, column_of[static_cast<std::size_t>(c.server)]) =
+              static_cast<float>(1.0 + opt.stay_bonus);
+    }
+    popalloc::solver_options so;
+    so.relative_gap = opt.relative_gap;
+    so.max_iterations = opt.max_iterations;
+    so.threads = opt.threads;
+    const auto lp_start = std::chrono::steady_clock::now();
+    const popalloc::solve_result sol = popalloc::solve(lp, popalloc::utility::linear{}, so);
+    rep.lp_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - lp_start).count();
+    rep.lp_iterations = sol.iterations;
+    rep.lp_relative_gap = sol.relative_gap;
+    rep.lp_status = popalloc::to_string(sol.status);
+    for (Eigen::Index c = 0; c < cols && !rep.lp_exact; ++c)
+      if (!is_home[static_cast<std::size_t>(server_of[static_cast<std::size_t>(c)])] &&
+          sol.usage[c] < lp.capacity[c] * (1.0 - 1e-6))
+        rep.lp_exact = true;
+    // Objective = sum_j (1 + b * home_j): moves bound = m - (bound - m) / b, clipped at 0.
+    rep.lp_moves_bound = std::max(
+        0.0, static_cast<double>(m) - (sol.dual_bound - static_cast<double>(m)) / opt.stay_bonus);
+
+    // Rounding: home shares of single-replica LP shards, re-kept whole per server.
+    const auto& a = sol.allocation;
+    std::vector<double> home_share(s, 0.0);
+    std::vector<std::vector<std::size_t>> single_home(n);
+    std::vector<double> budget(n, 0.0);
+    for (Eigen::Index r = 0; r < m; ++r) {
+      const std::size_t j = lp_shards[static_cast<std::size_t>(r)];
+      const auto ri = static_cast<std::size_t>(r);
+      const bool single = !prob.current.shards.empty() && prob.current.shards[j].size() == 1;
+      double kept = 0.0;
+      for (auto k = a.job_offset[ri]; k < a.job_offset[ri + 1]; ++k) {
+        const auto server =
+            server_of[static_cast<std::size_t>(a.option[static_cast<std::size_t>(k)])];
+        const double f = a.fraction[static_cast<std::size_t>(k)];
+        if (!prob.current.shards.empty() && prob.current.holds(j, server)) {
+          if (single) {
+            budget[static_cast<std::size_t>(server)] += f * prob.load[j];
+            home_share[j] += f;
+          } else {
+            st.add(prob, j, server, f * prob.load[j]);
+          }
+          kept += f;
+        }
+      }
+      if (single) {
+        single_home[static_cast<std::size_t>(prob.current.shards[j][0].server)].push_back(j);
+      } else if (kept < 1.0) {
+        leave.push_back({j, prob.load[j] * (1.0 - kept)});
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& c = single_home[i];
+      std::sort(c.begin(), c.end(), [&](std::size_t x, std::size_t y) {
+        if (home_share[x] != home_share[y]) return home_share[x] > home_share[y];
+        return prob.load[x] != prob.load[y] ? prob.load[x] < prob.load[y] : x < y;
+      });
+      double left = budget[i] * (1.0 + 1e-12);
+      std::vector<std::size_t> skipped;
+      for (const std::size_t j : c) {
+        if (prob.load[j] <= left) {
+          st.add(prob, j, static_cast<std::int32_t>(i), prob.load[j]);
+          left -= prob.load[j];
+        } else {
+          skipped.push_back(j);
+        }
+      }
+      for (std::size_t k = 0; k < skipped.size(); ++k) {
+        const std::size_t j = skipped[k];
+        const double keep = k == 0 ? std::max(0.0, std::min(left, prob.load[j])) : 0.0;
+        if (keep > 1e-12 * mean) st.add(prob, j, static_cast<std::int32_t>(i), keep);
+        if (prob.load[j] - keep > 0.0) leave.push_back({j, prob.load[j] - keep});
+      }
+    }
+  }
+  // Any server still above the upper bound (rounding) sheds its largest parts.
+  for (std::size_t i = 0; i < n; ++i) {
+    double excess = st.server_load[i] - hi;
+    while (excess > 0.0) {
+      std::size_t best = s;
+      double best_part = 0.0;
+      for (std::size_t j = 0; j < s; ++j) {
+        const double part = st.part_on(j, static_cast<std::int32_t>(i));
+        if (part > best_part) {
+          best_part = part;
+          best = j;
+        }
+      }
+      if (best == s) break;
+      const double take = std::min(best_part, excess);
+      st.remove(prob, best, static_cast<std::int32_t>(i), take);
+      leave.push_back({best, take});
+      excess -= take;
+    }
+  }
+  lb_result out;
+  std::string why;
+  detail::consolidate(prob, st);
+  bool ok = detail::place_residuals(prob, st, std::move(leave), why);
+  if (ok) {
+    const std::int64_t added = detail::raise_to_lower_bound(prob, st, why);
+    ok = added >= 0;
+    rep.repair_moves = std::max<std::int64_t>(0, added);
+  }
+  detail::consolidate(prob, st);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out = detail::finish(prob, st, seconds);
+  // The checker decides the status; a repair that stopped early explains why.
+  if (!ok)
+    out.message += (out.message.empty() ? "repair: " : " (repair: ") + why +
+                   (out.status == lb_status::balanced ? "" : ")");
+  if (report != nullptr) *report = rep;
+  return out;
+}
+
+}  // namespace popalloc::lb

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end tests of popalloc-lb:
+#   bash tests/lb/run_lb_cli_tests.sh /path/to/popalloc-lb SCRATCH_DIR
+# Runs every case even after a failure, ends with "cli-lb: N passed, M failed"; exit status 1 if
+# any case failed, 77 (CTest SKIP_RETURN_CODE) without python3, 2 on bad usage.
+set -u
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 POPALLOC_LB_BINARY SCRATCH_DIR" >&2
+  exit 2
+fi
+BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+if [[ ! -x "$BIN" ]]; then
+  echo "cli-lb: $1 is not an executable" >&2
+  exit 2
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "cli-lb: python3 not found, skipping"
+  exit 77
+fi
+mkdir -p "$2"
+WORK="$(mktemp -d "$2/cli-lb.XXXXXX")"
+cd "$WORK" || exit 2
+
+passed=0
+failed=0
+check() {
+  local name="$1"
+  shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
+}
+run() {
+  "$BIN" "$@" >out.txt 2>err.txt
+  rc=$?
+}
+exited() { [[ $rc -eq $1 ]]; }
+stderr_has() { grep -qF -- "$1" err.txt; }
+stdout_has() { grep -qF -- "$1" out.txt; }
+
+cat >helper.py <<'PYTHON'
+import json, sys
+
+def validate(path, solver, k, rounds, skip):
+    d = json.load(open(path))
+    assert d["solver"] == solver, d["solver"]
+    assert d["k"] == k, d["k"]
+    rs = d["rounds"]
+    assert len(rs) == rounds, len(rs)
+    for i, r in enumerate(rs):
+        assert r["round"] == i
+        for key in ("shards_moved", "max_load_deviation", "seconds"):
+            assert key in r, key
+        assert isinstance(r["shards_moved"], int) and r["shards_moved"] >= 0
+        assert r["max_load_deviation"] >= 0 and r["seconds"] >= 0
+        assert 0.25 <= r["exponent"] < 0.75
+    counted = [r for r in rs if r["round"] >= skip]
+    avg_moved = sum(r["shards_moved"] for r in counted) / len(counted)
+    avg_seconds = sum(r["seconds"] for r in counted) / len(counted)
+    worst = max(r["max_load_deviation"] for r in counted)
+    assert abs(d["avg_shards_moved"] - avg_moved) <= 1e-9 * max(1, avg_moved), (d["avg_shards_moved"], avg_moved)
+    assert abs(d["avg_seconds"] - avg_seconds) <= 1e-9 * max(1, avg_seconds)
+    assert d["worst_load_deviation"] == worst
+    return d
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "validate":
+        validate(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+    elif cmd == "balanced":
+        # Every counted round balanced: deviation within epsilon (+ rounding).
+        d = json.load(open(sys.argv[2]))
+        eps = float(sys.argv[3])
+        assert all(r["status"] == "balanced" for r in d["rounds"]), [r["status"] for r in d["rounds"]]
+        assert d["worst_load_deviation"] <= eps * (1 + 1e-6)
+    elif cmd == "unbalanced_somewhere":
+        d = json.load(open(sys.argv[2]))
+        assert any(r["status"] == "unbalanced" for r in d["rounds"])
+        assert d["worst_load_deviation"] > 0.05
+    elif cmd == "first_rounds_equal":
+        a = json.load(open(sys.argv[2]))["rounds"]
+        b = json.load(open(sys.argv[3]))["rounds"]
+        assert [r["exponent"] for r in a] == [r["exponent"] for r in b]
+    else:
+        raise SystemExit("unknown helper command " + cmd)
+
+main()
+PYTHON
+json_ok() { python3 helper.py "$@" 2>>py_err.txt; }
+
+# ---- Runs that must work ----------------------------------------------------------------------
+run
+check "no arguments: demo exits 0" exited 0
+check "no arguments: prints averages" stdout_has "average over rounds 10..29"
+
+run --help
+check "--help exits 0" exited 0
+check "--help documents the output contract" stdout_has "avg_shards_moved"
+
+run --shards 96 --servers 12 --rounds 8 --skip 3 --seed 42 --solver price --output price.json --quiet
+check "price run exits 0" exited 0
+check "price JSON contract" json_ok validate price.json price 1 8 3
+check "price balances every round" json_ok balanced price.json 0.05
+
+run --shards 96 --servers 12 --rounds 8 --skip 3 --seed 42 --solver price --pop 4 --output pop.json --quiet
+check "price POP 4 exits 0" exited 0
+check "price POP JSON contract" json_ok validate pop.json price 4 8 3
+check "price POP balances every round" json_ok balanced pop.json 0.05
+
+run --shards 96 --servers 12 --rounds 8 --skip 3 --seed 42 --solver greedy --output greedy.json --quiet
+check "greedy run exits 0 even when unbalanced" exited 0
+check "greedy JSON contract" json_ok validate greedy.json greedy 1 8 3
+check "greedy cannot split shard 0 (heavier than the band)" json_ok unbalanced_somewhere greedy.json
+check "same seed, same exponents across solvers" json_ok first_rounds_equal price.json greedy.json
+
+run --shards 24 --servers 4 --rounds 3 --skip 1 --solver milp --output milp.json --quiet
+if grep -qF "needs COIN-OR CBC" err.txt; then
+  check "milp without CBC: exit 2" exited 2
+else
+  check "milp run exits 0" exited 0
+  check "milp JSON contract" json_ok validate milp.json milp 1 3 1
+  check "milp balances every round" json_ok balanced milp.json 0.05
+fi
+
+# ---- Invalid arguments: exit 2, clear message, no output file -----------------------------------
+bad() {
+  local name="$1" message="$2"
+  shift 2
+  rm -f bad.json
+  run "$@" --output bad.json
+  check "$name: exit 2" exited 2
+  check "$name: message" stderr_has "$message"
+  check "$name: no output file" test ! -e bad.json
+}
+bad "unknown option" "unknown option '--frobnicate'" --frobnicate 3
+bad "unknown solver" "--solver must be milp, price or greedy" --solver cplex
+bad "zero shards" "--shards must be in" --shards 0
+bad "non-numeric servers" "'abc' is not an integer" --servers abc
+bad "skip >= rounds" "--skip (20) must be < --rounds (5)" --rounds 5
+bad "pop > servers" "--pop (16) must be <= --servers (8)" --servers 8 --shards 16 --pop 16
+bad "pop zero" "--pop must be in" --pop 0
+bad "negative mip gap" "--mip-gap must be >= 0" --mip-gap -1
+bad "nan epsilon" "is not a finite number" --epsilon nan
+bad "too many shards for memory" "the shards do not fit" --shards 100 --servers 2
+bad "missing value" "option --rounds needs a value" --rounds
+bad "repeated option" "given twice" --seed 1 --seed 2
+bad "bad milp start" "--milp-start must be price or none" --milp-start cbc
+
+echo "cli-lb: $passed passed, $failed failed"
+if [[ -s py_err.txt ]]; then cat py_err.txt; fi
+[[ $failed -eq 0 ]]
