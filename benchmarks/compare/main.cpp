@@ -32,6 +32,7 @@
 #endif
 
 // popalloc-solve's generator and CSV reader, compiled into this program (read-only reuse).
+#include "../../examples/common/command_line.hpp"
 #include "generator.hpp"
 #include "instance.hpp"
 #include "io.hpp"
@@ -102,10 +103,7 @@ error, 1 internal error.
 
 // ---- Command line -------------------------------------------------------------------------
 
-struct option_spec {
-  std::string_view name;
-  bool takes_value;
-};
+using popalloc_cli::option_spec;
 
 constexpr option_spec kOptions[] = {
     {"jobs", true},          {"resources", true},      {"generate", true},     {"seed", true},
@@ -120,32 +118,7 @@ constexpr option_spec kOptions[] = {
 }
 
 std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
-  std::map<std::string, std::string, std::less<>> given;
-  for (int k = 1; k < argc; ++k) {
-    std::string_view argument = argv[k];
-    if (argument.substr(0, 2) != "--" || argument.size() == 2)
-      usage_error("unexpected argument '" + std::string(argument) + "'");
-    argument.remove_prefix(2);
-    const std::size_t equals = argument.find('=');
-    const std::string_view name = argument.substr(0, equals);
-    const auto spec = std::find_if(std::begin(kOptions), std::end(kOptions),
-                                   [&](const option_spec& o) { return o.name == name; });
-    if (spec == std::end(kOptions)) usage_error("unknown option '--" + std::string(name) + "'");
-    std::string value;
-    if (spec->takes_value) {
-      if (equals != std::string_view::npos)
-        value = argument.substr(equals + 1);
-      else if (k + 1 < argc)
-        value = argv[++k];
-      else
-        usage_error("option --" + std::string(name) + " needs a value");
-    } else if (equals != std::string_view::npos) {
-      usage_error("option --" + std::string(name) + " takes no value");
-    }
-    if (!given.emplace(std::string(name), std::move(value)).second)
-      usage_error("option --" + std::string(name) + " given twice");
-  }
-  return given;
+  return popalloc_cli::parse_arguments(argc, argv, kOptions, usage_error);
 }
 
 long long parse_integer(std::string_view text, const std::string& option, long long minimum) {

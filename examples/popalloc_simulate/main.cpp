@@ -32,6 +32,7 @@
 #include <popalloc/io/text_file.hpp>
 #include <popalloc/version.hpp>
 
+#include "../common/command_line.hpp"
 #include "default_throughputs.hpp"
 
 namespace popalloc_simulate {
@@ -94,10 +95,7 @@ Exit status: 0 done (also with unfinished jobs: they are counted in the outputs)
 input error (nothing is written), 1 internal error.
 )";
 
-struct option_spec {
-  std::string_view name;
-  bool takes_value;
-};
+using popalloc_cli::option_spec;
 
 constexpr option_spec kOptions[] = {
     {"throughputs", true},
@@ -129,35 +127,10 @@ constexpr option_spec kOptions[] = {
   throw input_error(what + " (see popalloc-simulate --help)");
 }
 
-using given_options = std::map<std::string, std::string, std::less<>>;
+using popalloc_cli::given_options;
 
 given_options parse_arguments(int argc, char** argv) {
-  given_options given;
-  for (int k = 1; k < argc; ++k) {
-    std::string_view argument = argv[k];
-    if (argument.substr(0, 2) != "--" || argument.size() == 2)
-      usage_error("unexpected argument '" + std::string(argument) + "'");
-    argument.remove_prefix(2);
-    const std::size_t equals = argument.find('=');
-    const std::string_view name = argument.substr(0, equals);
-    const auto spec = std::find_if(std::begin(kOptions), std::end(kOptions),
-                                   [&](const option_spec& o) { return o.name == name; });
-    if (spec == std::end(kOptions)) usage_error("unknown option '--" + std::string(name) + "'");
-    std::string value;
-    if (spec->takes_value) {
-      if (equals != std::string_view::npos)
-        value = argument.substr(equals + 1);
-      else if (k + 1 < argc)
-        value = argv[++k];
-      else
-        usage_error("option --" + std::string(name) + " needs a value");
-    } else if (equals != std::string_view::npos) {
-      usage_error("option --" + std::string(name) + " takes no value");
-    }
-    if (!given.emplace(std::string(name), std::move(value)).second)
-      usage_error("option --" + std::string(name) + " given twice");
-  }
-  return given;
+  return popalloc_cli::parse_arguments(argc, argv, kOptions, usage_error);
 }
 
 long long parse_integer(std::string_view text, const std::string& option, long long minimum,
