@@ -274,7 +274,11 @@ class price_discovery {
       }
     }
     repaired_primal primal;
-    if (scaled) {
+    if (scaled && e.repair_value.size() == m_ && folded_repair_is_tight(e)) {
+      primal.usage = e.usage.cwiseProduct(factors);
+      primal.utility = e.idle_utility + factors.dot(e.repair_value) - e.overshoot;
+      primal.utility_smooth = primal.utility - 0.5 * factors.cwiseAbs2().dot(e.repair_quad);
+    } else if (scaled) {
       primal = engine_.repair(factors);
       if (!primal.finite) return std::numeric_limits<double>::infinity();
     } else {
@@ -288,6 +292,13 @@ class price_discovery {
       engine_.keep_scratch(factors);
     }
     return e.excess_smooth + prices.dot(capacity_) - primal.utility_smooth;
+  }
+
+  /// The folded repair is a lower bound that is exact unless jobs sit above their saturation
+  /// throughput; use it only when that slack is at rounding level, else run the repair pass.
+  static bool folded_repair_is_tight(const evaluation& e) {
+    const double size = std::abs(e.idle_utility) + e.repair_value.cwiseAbs().sum();
+    return e.overshoot <= 1e-12 * size;
   }
 
   double gap() const { return best_dual_ - best_primal_; }

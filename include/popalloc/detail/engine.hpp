@@ -125,6 +125,10 @@ struct evaluation {
   Eigen::MatrixXd hessian;  ///< generalized Hessian of the smoothed dual (if requested)
   double excess_smooth = 0, excess_exact = 0, utility_exact = 0, utility_smooth = 0;
   bool finite = true;
+  /// Folded repair (evaluate_pass::fold_repair): per resource sum f'(0) a x and sum kappa x^2,
+  /// sum_i f_i(0) and the overshoot bound. Empty vectors when the pass did not fold.
+  Eigen::VectorXd repair_value, repair_quad;
+  double idle_utility = 0, overshoot = 0;
 };
 
 /// A feasible allocation's utility and usage after scaling over-used resources down.
@@ -169,6 +173,14 @@ class engine {
     }
   }
 
+  /// Dense options consume one resource each, so scaling resources scales options; with a
+  /// piecewise-linear utility the scaled objective is then linear in the factors (see
+  /// evaluate_pass), and certify() needs no second pass.
+  static constexpr bool fold_repair =
+      std::is_same_v<typename problem_storage<Executor, Problem>::view_type,
+                     dense_view<typename Problem::scalar_type>> &&
+      Utility::piecewise_linear;
+
   std::int64_t jobs() const { return n_; }
   std::int32_t resources() const { return m_; }
   static constexpr bool piecewise_linear = Utility::piecewise_linear;
@@ -191,6 +203,7 @@ class engine {
     pass.exact_dual = exact_dual;
     pass.state = pointers(s);
     pass.slope_memory = Executor::data(slope_memory_);
+    pass.fold_repair = fold_repair;
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
     out.usage = Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_);
@@ -200,8 +213,18 @@ class engine {
     } else {
       out.hessian.resize(0, 0);
     }
+    if (fold_repair) {
+      out.repair_value = Eigen::Map<const Eigen::VectorXd>(sums_.data() + pass.fold_offset(), m_);
+      out.repair_quad =
+          Eigen::Map<const Eigen::VectorXd>(sums_.data() + pass.fold_offset() + m_, m_);
+    } else {
+      out.repair_value.resize(0);
+      out.repair_quad.resize(0);
+    }
     const double* sc = sums_.data() + pass.scalar_offset();
     using p = evaluate_pass<view_type, Utility>;
+    out.idle_utility = sc[p::idle_utility];
+    out.overshoot = sc[p::overshoot];
     out.excess_smooth = sc[p::excess_smooth];
     out.excess_exact = sc[p::excess_exact];
     out.utility_exact = sc[p::utility_exact];

@@ -73,16 +73,25 @@ POPALLOC_HD inline double state_fraction(const View& view, std::int64_t i, std::
   return x;
 }
 
-/// 1, or 1 / sum_o x_o when rounding pushed a job's total time above 1 (the regularised
-/// fractions y_o - lambda lose digits to cancellation when kappa is small).
+/// 1, or slightly less than 1 / total when rounding pushed a job's total time (the sum of its
+/// `count` positive fractions) above 1: the regularised fractions y_o - lambda lose digits to
+/// cancellation when kappa is small. The extra (count + 1) ulps cover the rounding of the scaled
+/// fractions' sum, so that sum never exceeds 1, in any order it is added.
+POPALLOC_HD inline double normalizer_for(double total, double count) {
+  return total > 1.0 ? (1.0 - 2.3e-16 * (count + 1.0)) / total : 1.0;
+}
+
 template <class View>
 POPALLOC_HD inline double time_normalizer(const View& view, std::int64_t i, const double* prices,
                                           double kappa, const state_pointers& s) {
   if (s.left[i] != regularized_marker) return 1.0;
-  double total = 0.0;
+  double total = 0.0, count = 0.0;
   const std::int32_t options = view.option_count(i);
-  for (std::int32_t o = 0; o < options; ++o) total += state_fraction(view, i, o, prices, kappa, s);
-  return total > 1.0 ? 1.0 / total : 1.0;
+  for (std::int32_t o = 0; o < options; ++o) {
+    const double x = state_fraction(view, i, o, prices, kappa, s);
+    if (x > 0.0) total += x, count += 1.0;
+  }
+  return normalizer_for(total, count);
 }
 
 /// H += weight * c_a c_b^T for the consumption vectors of options a and b of job i.
@@ -102,6 +111,14 @@ POPALLOC_HD inline void add_outer(const View& view, std::int64_t i, std::int32_t
 /// the smoothed dual. Layout of `partial`: usage[m], hessian[m*m] (if requested), then the
 /// scalars below. With level > 0 every job uses the regularised response with
 /// kappa_i = level * kappa_scale[i]; with level 0 (or kappa_i = 0) the exact hull walk.
+///
+/// With `fold_repair` (options that each consume one resource, piecewise-linear utilities) the
+/// pass also accumulates what certify() needs to score the allocation scaled down by per-resource
+/// factors g without a second pass: such a job's utility is f(0) + f'(0) t below its saturation
+/// throughput, so the scaled objective is sum_i f_i(0) + sum_j g_j value_j and the scaled
+/// regulariser sum_j g_j^2 quad_j. `overshoot` (sum of f'(0) max(0, t - T)) bounds what that
+/// formula overstates for jobs above their saturation (rounding of the saturation search, or a
+/// free option beyond it).
 template <class View, class Utility>
 struct evaluate_pass {
   enum scalar : std::int32_t {
@@ -110,7 +127,9 @@ struct evaluate_pass {
     utility_exact = 2,
     utility_smooth = 3,
     non_finite = 4,
-    scalar_count = 5
+    idle_utility = 5,
+    overshoot = 6,
+    scalar_count = 7
   };
 
   View view;
@@ -123,9 +142,32 @@ struct evaluate_pass {
   bool exact_dual = true;  ///< also accumulate the exact dual terms
   state_pointers state;
   double* slope_memory = nullptr;  ///< per job: last regularised slope (a warm start), or null
+  bool fold_repair = false;        ///< accumulate value[m] and quad[m] (see above)
 
-  POPALLOC_HD std::int32_t scalar_offset() const { return m + (hessian ? m * m : 0); }
+  POPALLOC_HD std::int32_t fold_offset() const { return m + (hessian ? m * m : 0); }
+  POPALLOC_HD std::int32_t scalar_offset() const {
+    return fold_offset() + (fold_repair ? 2 * m : 0);
+  }
   POPALLOC_HD std::int32_t width() const { return scalar_offset() + scalar_count; }
+
+  /// Usage of option o at fraction x, and its terms of the folded repair.
+  POPALLOC_HD void add_option(std::int64_t i, std::int32_t o, double x, double a, double kappa,
+                              double slope0, double* partial) const {
+    add_usage(view, i, o, x, partial);
+    if (fold_repair) {
+      const std::int32_t j = view.consumption_resource(i, o, 0);
+      partial[fold_offset() + j] += slope0 * a * x;
+      partial[fold_offset() + m + j] += kappa * x * x;
+    }
+  }
+  POPALLOC_HD void add_fold_scalars(const job_parameters& job, double tau, double* sc) const {
+    if (!fold_repair) return;
+    if constexpr (Utility::piecewise_linear) {
+      sc[idle_utility] += utility.value(0.0, job);
+      const double above = tau - utility.saturation(job);
+      if (above > 0.0) sc[overshoot] += utility.marginal(0.0, job) * above;
+    }
+  }
 
   /// Regularised response of job i (piecewise-linear utilities): state, usage and Hessian.
   POPALLOC_HD void evaluate_regularized(std::int64_t i, const job_parameters& job, double kappa,
@@ -174,8 +216,17 @@ struct evaluate_pass {
     bool overflow = false;
     double tau = 0.0, cost = 0.0, norm2 = 0.0, count = 0.0, sum_a = 0.0, sum_a2 = 0.0;
     const std::int32_t n_options = options.count();
+    // The fractions y_o - lambda lose digits to cancellation when kappa is small, which can push
+    // their sum above 1: scale them back (time_normalizer does the same for the stored state).
+    double total = 0.0, positive = 0.0;
     for (std::int32_t o = 0; o < n_options; ++o) {
       const double x = regularized_fraction(options, o, kappa, r);
+      if (x > 0.0) total += x, positive += 1.0;
+    }
+    const double normalizer = normalizer_for(total, positive);
+    const double slope0 = fold_repair ? utility.marginal(0.0, job) : 0.0;
+    for (std::int32_t o = 0; o < n_options; ++o) {
+      const double x = regularized_fraction(options, o, kappa, r) * normalizer;
       if (!(x > 0.0)) continue;
       const double a = options.value(o);
       tau += a * x;
@@ -184,7 +235,7 @@ struct evaluate_pass {
       count += 1.0;
       sum_a += a;
       sum_a2 += a * a;
-      add_usage(view, i, o, x, partial);
+      add_option(i, o, x, a, kappa, slope0, partial);
       if (n_active < local_options::capacity) {
         active[n_active] = o;
         ++n_active;
@@ -192,6 +243,7 @@ struct evaluate_pass {
         overflow = true;
       }
     }
+    add_fold_scalars(job, tau, partial + scalar_offset());
     u_exact = utility.value(tau, job);
     u_smooth = u_exact - 0.5 * kappa * norm2;
     e_smooth = u_smooth - cost;
@@ -268,8 +320,13 @@ struct evaluate_pass {
       state.right[i] = exact.right;
       state.theta[i] = exact.theta;
       state.extra[i] = 0.0;
-      add_usage(view, i, exact.left, 1.0 - exact.theta, partial);
-      add_usage(view, i, exact.right, exact.theta, partial);
+      const double slope0 = fold_repair ? utility.marginal(0.0, job) : 0.0;
+      if (exact.left >= 0)
+        add_option(i, exact.left, 1.0 - exact.theta, view.value(i, exact.left), 0.0, slope0,
+                   partial);
+      if (exact.right >= 0)
+        add_option(i, exact.right, exact.theta, view.value(i, exact.right), 0.0, slope0, partial);
+      add_fold_scalars(job, exact.tau, sc);
       u_exact = utility.value(exact.tau, job);
       u_smooth = u_exact;
       e_smooth = exact.excess;

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "popalloc/config.hpp"
+#include "popalloc/utility/concept.hpp"
 #include "popalloc/utility/job_parameters.hpp"
 
 namespace popalloc::detail {
@@ -192,68 +193,238 @@ POPALLOC_HD inline double tau_slope(const projection_sums& p, double kappa) {
   return s / kappa;
 }
 
+/// The piece of the map nu -> t(nu) around a slope nu0: on [lo, hi] the active set and whether
+/// the time constraint binds stay the same, so t(nu) = tau + beta (nu - nu0) and
+/// lambda(nu) = lambda + dlambda (nu - nu0) exactly. Knowing the piece lets a search solve for
+/// the root on it in closed form and jump straight to the next piece when the root lies beyond,
+/// instead of re-projecting to confirm or bisecting across pieces.
+struct response_piece {
+  double nu0 = 0.0;
+  double tau = 0.0;
+  double beta = 0.0;  ///< d t / d nu
+  double lambda = 0.0;
+  double dlambda = 0.0;  ///< d lambda / d nu (0 when the time constraint does not bind)
+  double sum_a = 0.0;    ///< sum of a_o over the active options
+  double lo = 0.0;
+  double hi = HUGE_VAL;
+
+  /// The regularised state at a slope nu on this piece.
+  POPALLOC_HD regularized_state at(double nu) const {
+    regularized_state s;
+    s.nu = nu;
+    const double l = lambda > 0.0 ? lambda + dlambda * (nu - nu0) : 0.0;
+    s.lambda = l > 0.0 ? l : 0.0;
+    return s;
+  }
+};
+
+/// The piece at nu: slope, value and lambda. Its range [lo, hi] is left unknown (lo = hi = nu)
+/// until bound_piece is called: most searches end on their first piece (piece_holds).
+template <class Job>
+POPALLOC_HD inline response_piece locate_piece(const Job& job, double kappa, double nu) {
+  const projection_sums p = project_capped(job, kappa, nu);
+  response_piece piece;
+  piece.nu0 = nu;
+  piece.tau = p.tau;
+  piece.beta = tau_slope(p, kappa);
+  piece.lambda = p.lambda;
+  const bool capped = p.lambda > 0.0 && p.count > 0.0;
+  piece.dlambda = capped ? p.sum_a / (kappa * p.count) : 0.0;
+  piece.sum_a = p.sum_a;
+  piece.lo = piece.hi = nu;
+  return piece;
+}
+
+/// Whether the active set and the binding of the time constraint at slope nu are those of
+/// `piece` (then piece.at(nu) is the exact response there). Cheaper than bound_piece: no
+/// divisions. Fractions within 1e-12 of zero may sit on either side (a root on a breakpoint).
+template <class Job>
+POPALLOC_HD inline bool piece_holds(const Job& job, double kappa, const response_piece& piece,
+                                    double nu) {
+  const bool capped = piece.lambda > 0.0;
+  const double lambda = capped ? piece.lambda + piece.dlambda * (nu - piece.nu0) : 0.0;
+  if (lambda < 0.0) return false;
+  const double inv_kappa = 1.0 / kappa;
+  double sum = 0.0;
+  const std::int32_t count = job.count();
+  for (std::int32_t o = 0; o < count; ++o) {
+    const double a = job.value(o), k = job.cost(o);
+    const bool member = (piece.nu0 * a - k) * inv_kappa - piece.lambda > 0.0;
+    const double x = (nu * a - k) * inv_kappa - lambda;
+    if (member) {
+      if (x < -1e-12) return false;
+      sum += x;
+    } else if (x > 1e-12) {
+      return false;
+    }
+  }
+  return capped || sum <= 1.0 + 1e-12;
+}
+
+/// Sets the range [lo, hi] of `piece`: the nearest slopes where an option enters or leaves the
+/// active set or the time constraint starts or stops binding.
+template <class Job>
+POPALLOC_HD inline void bound_piece(const Job& job, double kappa, response_piece& piece) {
+  const double nu = piece.nu0;
+  const double inv_kappa = 1.0 / kappa;
+  const bool capped = piece.lambda > 0.0;
+  // Distances to the nearest crossings as fractions num / den (den > 0), compared by
+  // cross-multiplication: one division per side instead of one per option.
+  double up_num = 1.0, up_den = 0.0, down_num = 1.0, down_den = 0.0, sum_y = 0.0;
+  const std::int32_t count = job.count();
+  for (std::int32_t o = 0; o < count; ++o) {
+    const double a = job.value(o);
+    const double y = (nu * a - job.cost(o)) * inv_kappa;
+    const double x = y - piece.lambda;
+    const double dx = a * inv_kappa - piece.dlambda;  // d x_o / d nu on this piece
+    const bool member = x > 0.0;
+    if (member) sum_y += y;
+    if (dx == 0.0) continue;
+    // x_o reaches 0 at distance |x / dx|: a member leaves, a non-member enters.
+    const double num = x < 0.0 ? -x : x, den = dx < 0.0 ? -dx : dx;
+    if (member == (dx > 0.0)) {
+      if (num * down_den < down_num * den) down_num = num, down_den = den;
+    } else if (num * up_den < up_num * den) {
+      up_num = num, up_den = den;
+    }
+  }
+  double lo = down_den > 0.0 ? nu - down_num / down_den : 0.0;
+  double hi = up_den > 0.0 ? nu + up_num / up_den : HUGE_VAL;
+  if (capped) {
+    if (piece.dlambda > 0.0) {
+      const double release = nu - piece.lambda / piece.dlambda;  // lambda reaches 0
+      if (release > lo) lo = release;
+    }
+  } else if (piece.sum_a > 0.0) {
+    const double cap = nu + (1.0 - sum_y) * kappa / piece.sum_a;  // sum x reaches 1
+    if (cap < hi) hi = cap > nu ? cap : nu;
+  }
+  piece.lo = lo > 0.0 ? lo : 0.0;
+  piece.hi = hi;
+}
+
+/// Next slope when the root lies beyond `piece` (above it if `up`): just past the breakpoint,
+/// so the projection there sees the neighbouring piece, kept inside the bracket (lo, hi).
+POPALLOC_HD inline double step_past(const response_piece& piece, bool up, double lo, double hi) {
+  double next;
+  if (up) {
+    next = piece.hi < HUGE_VAL ? piece.hi + 1e-13 * piece.hi + 1e-300 : 16.0 * piece.nu0;
+  } else {
+    next = piece.lo - 1e-13 * piece.lo;
+  }
+  if (!(next > lo && next < hi))
+    next = hi < HUGE_VAL ? 0.5 * (lo + hi) : 16.0 * (lo > 0.0 ? lo : 1.0);
+  return next;
+}
+
 /// Solves the regularised best response for slope w and saturation throughput `saturation`.
+/// `nu_guess`: the slope the job saturated at in the previous evaluation (0: it did not).
 template <class Job>
 POPALLOC_HD inline regularized_state regularized_response(const Job& job, double kappa, double w,
                                                           double saturation,
                                                           double nu_guess = 0.0) {
-  regularized_state s;
-  s.nu = w;
-  projection_sums p = project_capped(job, kappa, w);
-  s.lambda = p.lambda;
-  if (!(p.tau > saturation)) return s;
+  double lo = 0.0, hi = w;  // bracket of the saturating slope: t(lo) <= T < t(hi)
+  response_piece piece;
+  if (nu_guess > 0.0 && nu_guess < w) {
+    // Saturated last time: start there. t is nondecreasing, so t(guess) > T proves saturation
+    // now; otherwise the slope w decides it.
+    piece = locate_piece(job, kappa, nu_guess);
+    if (!(piece.tau > saturation)) {
+      const response_piece at_w = locate_piece(job, kappa, w);
+      if (!(at_w.tau > saturation)) return at_w.at(w);
+      lo = nu_guess;
+    }
+  } else {
+    piece = locate_piece(job, kappa, w);
+    if (!(piece.tau > saturation)) return piece.at(w);
+  }
   // Overshoot: find nu in [0, w) with t(nu) = T. t(0) = 0 <= T since costs are >= 0.
-  s.saturated = true;
-  double lo = 0.0, hi = w;
-  // The slope this job saturated at last time is usually within one piece of the new root.
-  double nu = (nu_guess > 0.0 && nu_guess < w) ? nu_guess : w * saturation / p.tau;
-  for (int iteration = 0; iteration < 100; ++iteration) {
-    p = project_capped(job, kappa, nu);
-    const double gap = p.tau - saturation;
-    // t(nu) is piecewise linear, so Newton lands on the root once it is on the right piece. t is
-    // a difference of terms of size nu * dt/dnu (x = y - lambda cancels digits when kappa is
-    // small): below that rounding level no step can improve it.
-    const double tolerance = 1e-13 * saturation + 1e-14 * nu * tau_slope(p, kappa);
+  for (int iteration = 0; iteration < 200; ++iteration) {
+    const double nu = piece.nu0;
+    const double gap = piece.tau - saturation;
+    // t is a difference of terms of size nu * dt/dnu (x = y - lambda cancels digits when kappa
+    // is small): below that rounding level no step can improve it.
+    const double tolerance = 1e-13 * saturation + 1e-14 * nu * piece.beta;
     if (!(gap > tolerance || gap < -tolerance) || hi - lo <= 1e-15 * w) break;
     if (gap < 0.0) {
       lo = nu;
     } else {
       hi = nu;
     }
-    const double slope = tau_slope(p, kappa);
-    double next = slope > 0.0 ? nu - gap / slope : 0.5 * (lo + hi);
-    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    if (piece.beta > 0.0) {
+      const double root = nu - gap / piece.beta;
+      if (root >= lo && root <= hi && piece_holds(job, kappa, piece, root)) {
+        regularized_state s = piece.at(root);
+        s.saturated = true;
+        return s;
+      }
+    }
+    bound_piece(job, kappa, piece);
+    const double next = step_past(piece, gap < 0.0, lo, hi);
     if (next == nu) break;
-    nu = next;
+    piece = locate_piece(job, kappa, next);
   }
-  s.nu = nu;
-  s.lambda = p.lambda;
+  regularized_state s = piece.at(piece.nu0);
+  s.saturated = true;
   return s;
+}
+
+/// Throughput t* on the affine extension t = alpha + beta nu of a piece of the map nu -> t(nu)
+/// where nu = f'(t) holds, i.e. the root of psi(t) = t - alpha - beta f'(t). psi is increasing
+/// (f' is decreasing), so a Newton iteration safeguarded by a bracket converges; it touches no
+/// option data, which is why it is cheaper than another projection.
+template <class Utility>
+POPALLOC_HD inline double piece_root(double alpha, double beta, const Utility& utility,
+                                     const job_parameters& params, double t_guess) {
+  double lo = alpha > 0.0 ? alpha : 0.0;  // psi(lo) = lo - alpha - beta f'(lo) <= 0
+  if (!(beta > 0.0)) return lo;
+  if constexpr (has_piece_root<Utility>::value) return utility.piece_root(alpha, beta, params);
+  double hi = HUGE_VAL;
+  const double at_lo = utility.marginal(lo, params);
+  if (at_lo < HUGE_VAL) hi = alpha + beta * at_lo;  // psi(hi) >= 0: f'(hi) <= f'(lo)
+  double t =
+      t_guess > lo && t_guess < hi ? t_guess : (hi < HUGE_VAL ? hi : (lo > 0.0 ? 2.0 * lo : 1.0));
+  for (int iteration = 0; iteration < 100; ++iteration) {
+    const double psi = t - alpha - beta * utility.marginal(t, params);
+    if (psi == 0.0) return t;
+    if (psi < 0.0) {
+      lo = t;
+    } else {
+      hi = t;
+    }
+    if (hi < HUGE_VAL && !(hi - lo > 4e-16 * hi)) break;
+    const double derivative = 1.0 + beta * utility.curvature(t, params);
+    double next = t - psi / derivative;
+    if (!(next > lo && next < hi)) next = hi < HUGE_VAL ? 0.5 * (lo + hi) : 4.0 * t;
+    if (next == t) break;
+    t = next;
+  }
+  return t;
 }
 
 /// Regularised best response for a strictly concave utility: the slope nu of the linearised
 /// problem must equal f'(t(nu)). phi(nu) = nu - f'(t(nu)) is increasing (t is nondecreasing and
-/// f' decreasing), so a Newton iteration safeguarded by a bracket finds its root; `nu_guess` is
-/// usually the previous evaluation's slope, which makes one or two steps enough.
+/// f' decreasing). On each piece of t(nu) the equation is solved exactly (piece_root); when that
+/// root lies beyond the piece the search moves to the neighbouring piece, with a bracket on phi's
+/// sign as the safeguard. With the previous evaluation's slope as `nu_guess` one projection is
+/// the usual cost.
 template <class Job, class Utility>
 POPALLOC_HD inline regularized_state smooth_regularized_response(const Job& job, double kappa,
                                                                  const Utility& utility,
                                                                  const job_parameters& params,
                                                                  double nu_guess) {
-  regularized_state s;
   double lo = 0.0, hi = HUGE_VAL;
-  double nu = nu_guess > 0.0 ? nu_guess : 1.0;
-  projection_sums p;
+  response_piece piece = locate_piece(job, kappa, nu_guess > 0.0 ? nu_guess : 1.0);
   for (int iteration = 0; iteration < 200; ++iteration) {
-    p = project_capped(job, kappa, nu);
-    const double phi = nu - utility.marginal(p.tau, params);
+    const double nu = piece.nu0;
+    const double phi = nu - utility.marginal(piece.tau, params);
     // t carries rounding of about 1e-14 nu dt/dnu (x = y - lambda cancels digits when kappa is
     // small); accept a residual of that size, but only once t itself is resolved to 1e-6
     // (near t = 0 the curvature of log-like utilities would excuse any residual).
-    const double t_rounding = 1e-14 * nu * tau_slope(p, kappa);
+    const double t_rounding = 1e-14 * nu * piece.beta;
     double tolerance = 1e-11 * nu;
-    if (t_rounding <= 1e-6 * p.tau) {
-      const double rounding = utility.curvature(p.tau, params) * t_rounding;
+    if (t_rounding <= 1e-6 * piece.tau) {
+      const double rounding = utility.curvature(piece.tau, params) * t_rounding;
       if (rounding > tolerance && rounding < HUGE_VAL) tolerance = rounding;
     }
     if (!(phi > tolerance || phi < -tolerance)) break;
@@ -262,18 +433,19 @@ POPALLOC_HD inline regularized_state smooth_regularized_response(const Job& job,
     } else {
       hi = nu;
     }
-    // phi'(nu) = 1 + (-f''(t)) dt/dnu
-    const double derivative = 1.0 + utility.curvature(p.tau, params) * tau_slope(p, kappa);
-    double next = (p.tau > 0.0 && derivative > 0.0 && derivative < HUGE_VAL)
-                      ? nu - phi / derivative
-                      : (phi < 0.0 ? 16.0 * nu : 0.0625 * nu);
-    if (!(next > lo && next < hi)) next = hi < HUGE_VAL ? 0.5 * (lo + hi) : 16.0 * nu;
-    if (next == nu || (hi < HUGE_VAL && hi - lo <= 1e-14 * hi)) break;
-    nu = next;
+    if (hi < HUGE_VAL && hi - lo <= 1e-14 * hi) break;
+    if (piece.tau > 0.0 || piece.beta > 0.0) {
+      const double t_star =
+          piece_root(piece.tau - piece.beta * nu, piece.beta, utility, params, piece.tau);
+      const double root = utility.marginal(t_star, params);
+      if (root > lo && root < hi && piece_holds(job, kappa, piece, root)) return piece.at(root);
+    }
+    bound_piece(job, kappa, piece);
+    const double next = step_past(piece, phi < 0.0, lo, hi);
+    if (next == nu) break;
+    piece = locate_piece(job, kappa, next);
   }
-  s.nu = nu;
-  s.lambda = p.lambda;
-  return s;
+  return piece.at(piece.nu0);
 }
 
 }  // namespace popalloc::detail

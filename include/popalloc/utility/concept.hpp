@@ -14,6 +14,12 @@
 ///   double maximize(double slope, double mu, double lo, double hi,
 ///                   const job_parameters&) const;  // argmax_{lo<=t<=hi} f(t)-mu t^2/2-slope t
 /// \endcode
+/// Optionally, a strictly concave utility may provide the root of t = alpha + beta f'(t),
+/// \code
+///   double piece_root(double alpha, double beta, const job_parameters&) const;  // beta >= 0
+/// \endcode
+/// in closed form (log does); without it the solver finds that root by a safeguarded Newton
+/// iteration on `marginal` and `curvature`.
 /// A piecewise-linear utility must have the shape f(t) = f'(0) min(t, T) + constant (slope
 /// `marginal(0)` up to a saturation throughput T, flat beyond) and also provide
 /// \code
@@ -62,6 +68,13 @@ struct has_saturation : std::false_type {};
 template <class U>
 struct has_saturation<U, std::void_t<decltype(double{std::declval<const U&>().saturation(
                              std::declval<const job_parameters&>())})>> : std::true_type {};
+
+template <class U, class = void>
+struct has_piece_root : std::false_type {};
+template <class U>
+struct has_piece_root<U, std::void_t<decltype(double{std::declval<const U&>().piece_root(
+                             0.0, 0.0, std::declval<const job_parameters&>())})>> : std::true_type {
+};
 
 template <class U, class = void>
 struct has_flags : std::false_type {};

@@ -35,6 +35,15 @@ struct log {
     const double t = denominator > 0.0 ? 2.0 * job.weight / denominator : hi;
     return t < lo ? lo : (t > hi ? hi : t);
   }
+  /// Root t >= 0 of t = alpha + beta w / t (beta >= 0): t^2 - alpha t - beta w = 0, written
+  /// without cancellation for either sign of alpha.
+  POPALLOC_HD double piece_root(double alpha, double beta, const job_parameters& job) const {
+    const double bw = beta * job.weight;
+    const double root = std::sqrt(alpha * alpha + 4.0 * bw);
+    if (alpha >= 0.0) return 0.5 * (alpha + root);
+    const double denominator = root - alpha;
+    return denominator > 0.0 ? 2.0 * bw / denominator : 0.0;
+  }
 };
 
 }  // namespace popalloc::utility
