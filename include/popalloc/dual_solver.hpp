@@ -274,9 +274,15 @@ class price_discovery {
       }
     }
     repaired_primal primal;
-    if (scaled && e.repair_value.size() == m_ && folded_repair_is_tight(e)) {
+    if (scaled && e.repair_value.size() == m_ && e.unfolded == 0.0) {
+      // A lower bound on the scaled allocation's objective from the evaluation's own sums
+      // (evaluate_pass, fold_repair); finish() reports the exact objective of the one returned.
       primal.usage = e.usage.cwiseProduct(factors);
-      primal.utility = e.idle_utility + factors.dot(e.repair_value) - e.overshoot;
+      if constexpr (Engine::log_fold) {
+        primal.utility = e.fold_base + factors.array().log().matrix().dot(e.repair_value);
+      } else {
+        primal.utility = e.fold_base + factors.dot(e.repair_value);
+      }
       primal.utility_smooth = primal.utility - 0.5 * factors.cwiseAbs2().dot(e.repair_quad);
     } else if (scaled) {
       primal = engine_.repair(factors);
@@ -292,13 +298,6 @@ class price_discovery {
       engine_.keep_scratch(factors);
     }
     return e.excess_smooth + prices.dot(capacity_) - primal.utility_smooth;
-  }
-
-  /// The folded repair is a lower bound that is exact unless jobs sit above their saturation
-  /// throughput; use it only when that slack is at rounding level, else run the repair pass.
-  static bool folded_repair_is_tight(const evaluation& e) {
-    const double size = std::abs(e.idle_utility) + e.repair_value.cwiseAbs().sum();
-    return e.overshoot <= 1e-12 * size;
   }
 
   double gap() const { return best_dual_ - best_primal_; }
@@ -351,6 +350,9 @@ class price_discovery {
   }
 
   void finish(solve_result& result, solve_status status) {
+    // The kept allocation's exact objective (certify() may have scored it by a lower bound).
+    const double objective = engine_.export_kept(result);
+    if (std::isfinite(best_primal_)) best_primal_ = objective;
     if (certificate_inconsistent()) status = solve_status::numerical_error;
     result.status = status;
     result.iterations = iterations_;
@@ -362,7 +364,6 @@ class price_discovery {
     result.prices = best_prices_.size() == m_ ? best_prices_ : Eigen::VectorXd::Zero(m_);
     result.usage = best_usage_.size() == m_ ? best_usage_ : Eigen::VectorXd::Zero(m_);
     result.max_capacity_violation = (result.usage - capacity_).cwiseMax(0.0).maxCoeff();
-    engine_.export_kept(result);
     result.timings.evaluate_seconds = evaluate_seconds_;
     result.timings.solve_seconds = clock_.seconds() - result.timings.setup_seconds;
   }

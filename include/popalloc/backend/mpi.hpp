@@ -516,6 +516,15 @@ class mpi_executor {
   void upload(const T* source, std::size_t count, std::vector<T>& destination) const {
     destination.assign(source, source + count);
   }
+  /// `count` elements, contents unspecified (every pass that reads them writes them first).
+  template <class T>
+  void allocate(std::size_t count, std::vector<T>& destination) const {
+    destination.resize(count);
+  }
+  template <class T>
+  void fill(std::size_t count, T value, std::vector<T>& destination) const {
+    destination.assign(count, value);
+  }
   template <class T>
   void download(const std::vector<T>& source, T* destination) const {
     std::copy(source.begin(), source.end(), destination);

@@ -125,10 +125,10 @@ struct evaluation {
   Eigen::MatrixXd hessian;  ///< generalized Hessian of the smoothed dual (if requested)
   double excess_smooth = 0, excess_exact = 0, utility_exact = 0, utility_smooth = 0;
   bool finite = true;
-  /// Folded repair (evaluate_pass::fold_repair): per resource sum f'(0) a x and sum kappa x^2,
-  /// sum_i f_i(0) and the overshoot bound. Empty vectors when the pass did not fold.
+  /// Folded repair (evaluate_pass::fold_repair): value_j, quad_j, base and the number of jobs
+  /// it could not cover. Empty vectors when the pass did not fold.
   Eigen::VectorXd repair_value, repair_quad;
-  double idle_utility = 0, overshoot = 0;
+  double fold_base = 0, unfolded = 0;
 };
 
 /// A feasible allocation's utility and usage after scaling over-used resources down.
@@ -151,35 +151,34 @@ class engine {
         utility_(utility),
         n_(problem.jobs()),
         m_(static_cast<std::int32_t>(problem.resources())) {
-    const std::vector<std::int32_t> minus_one(static_cast<std::size_t>(n_), -1);
-    const std::vector<double> zero(static_cast<std::size_t>(n_), 0.0);
+    const auto n = static_cast<std::size_t>(n_);
     for (auto& s : state_) {
-      exec_.upload(minus_one.data(), minus_one.size(), s.left);
-      exec_.upload(minus_one.data(), minus_one.size(), s.right);
-      exec_.upload(zero.data(), zero.size(), s.theta);
-      exec_.upload(zero.data(), zero.size(), s.extra);
+      exec_.fill(n, std::int32_t{-1}, s.left);
+      exec_.fill(n, std::int32_t{-1}, s.right);
+      exec_.fill(n, 0.0, s.theta);
+      exec_.fill(n, 0.0, s.extra);
       s.host_prices = Eigen::VectorXd::Zero(m_);
       exec_.upload(s.host_prices.data(), static_cast<std::size_t>(m_), s.prices);
     }
     kept_factors_ = Eigen::VectorXd::Ones(m_);
-    exec_.upload(zero.data(), zero.size(), slope_memory_);
-    if constexpr (!std::is_same_v<view_type, dense_view<typename Problem::scalar_type>>)
-      problem_offsets_ = problem.job_option_offset();
+    exec_.fill(n, 0.0, slope_memory_);
     {
-      exec_.upload(zero.data(), zero.size(), kappa_scale_);
+      exec_.allocate(n, kappa_scale_);
       smoothing_scale_pass<view_type, Utility> pass{storage_.view, utility_,
                                                     Executor::data(kappa_scale_)};
       exec_.for_each(n_, pass);
     }
   }
 
-  /// Dense options consume one resource each, so scaling resources scales options; with a
-  /// piecewise-linear utility the scaled objective is then linear in the factors (see
-  /// evaluate_pass), and certify() needs no second pass.
+  /// Dense options consume one resource each, so scaling resources scales options and the
+  /// evaluation pass can fold a bound on the scaled objective (evaluate_pass): certify() then
+  /// needs no second pass.
   static constexpr bool fold_repair =
       std::is_same_v<typename problem_storage<Executor, Problem>::view_type,
-                     dense_view<typename Problem::scalar_type>> &&
-      Utility::piecewise_linear;
+                     dense_view<typename Problem::scalar_type>>;
+  /// The folded bound is base + sum_j log(g_j) value_j (log utility), else base + g.value.
+  static constexpr bool log_fold =
+      evaluate_pass<typename problem_storage<Executor, Problem>::view_type, Utility>::log_fold;
 
   std::int64_t jobs() const { return n_; }
   std::int32_t resources() const { return m_; }
@@ -223,8 +222,8 @@ class engine {
     }
     const double* sc = sums_.data() + pass.scalar_offset();
     using p = evaluate_pass<view_type, Utility>;
-    out.idle_utility = sc[p::idle_utility];
-    out.overshoot = sc[p::overshoot];
+    out.fold_base = sc[p::fold_base];
+    out.unfolded = sc[p::unfolded];
     out.excess_smooth = sc[p::excess_smooth];
     out.excess_exact = sc[p::excess_exact];
     out.utility_exact = sc[p::utility_exact];
@@ -261,46 +260,52 @@ class engine {
     kept_factors_ = factors;
   }
 
-  /// Writes the kept allocation into `result` (allocation and throughput).
-  void export_kept(solve_result& result) {
+  /// Writes the kept allocation into `result` (allocation and throughput); returns its objective.
+  double export_kept(solve_result& result) {
     exec_.upload(kept_factors_.data(), static_cast<std::size_t>(m_), factors_);
     auto& s = state_[1 - scratch_];
-    const std::size_t total = static_cast<std::size_t>(storage_.total_options);
-    typename Executor::template vector<double> fractions, throughput;
-    const std::vector<double> zero(std::max(total, static_cast<std::size_t>(n_)), 0.0);
-    exec_.upload(zero.data(), total, fractions);
-    exec_.upload(zero.data(), static_cast<std::size_t>(n_), throughput);
-    export_pass<view_type> pass;
-    pass.view = storage_.view;
-    pass.factors = Executor::data(factors_);
-    pass.prices = Executor::data(s.prices);
-    pass.kappa_scale = kappa_scale_for(s.level);
-    pass.level = s.level;
-    pass.state = pointers(s);
-    pass.fraction_out = Executor::data(fractions);
-    pass.throughput_out = Executor::data(throughput);
-    exec_.for_each(n_, pass);
-    std::vector<double> host(total);
-    exec_.download(fractions, host.data());
+    const auto n = static_cast<std::size_t>(n_);
+    typename Executor::template vector<std::int32_t> counts, options;
+    typename Executor::template vector<double> throughput, fractions;
+    typename Executor::template vector<std::int64_t> offsets;
+    exec_.allocate(n, counts);
+    exec_.allocate(n, throughput);
+    export_count_pass<view_type, Utility> count;
+    count.utility = utility_;
+    count.view = storage_.view;
+    count.factors = Executor::data(factors_);
+    count.prices = Executor::data(s.prices);
+    count.kappa_scale = kappa_scale_for(s.level);
+    count.level = s.level;
+    count.state = pointers(s);
+    count.count_out = Executor::data(counts);
+    count.throughput_out = Executor::data(throughput);
+    double objective = 0.0;
+    exec_.reduce(n_, count, &objective);
     result.throughput.resize(n_);
     exec_.download(throughput, result.throughput.data());
-    // Compress: the option order is the problem's, so job i owns a contiguous range.
-    std::vector<std::int64_t> base(static_cast<std::size_t>(n_) + 1);
-    problem_option_bases(base);
+    // Row offsets on the host (a sequential scan), then the rows in parallel.
+    std::vector<std::int32_t> host_counts(n);
+    exec_.download(counts, host_counts.data());
     auto& a = result.allocation;
-    a.job_offset.assign(1, 0);
-    a.option.clear();
-    a.fraction.clear();
-    for (std::size_t i = 0; i < static_cast<std::size_t>(n_); ++i) {
-      for (auto g = base[i]; g < base[i + 1]; ++g) {
-        const double x = host[static_cast<std::size_t>(g)];
-        if (x > 0.0) {
-          a.option.push_back(static_cast<std::int32_t>(g - base[i]));
-          a.fraction.push_back(x);
-        }
-      }
-      a.job_offset.push_back(static_cast<std::int64_t>(a.option.size()));
-    }
+    a.job_offset.resize(n + 1);
+    a.job_offset[0] = 0;
+    for (std::size_t i = 0; i < n; ++i) a.job_offset[i + 1] = a.job_offset[i] + host_counts[i];
+    const auto entries = static_cast<std::size_t>(a.job_offset[n]);
+    exec_.upload(a.job_offset.data(), n + 1, offsets);
+    exec_.allocate(entries, options);
+    exec_.allocate(entries, fractions);
+    export_write_pass<view_type> write;
+    static_cast<export_pass_base<view_type>&>(write) = count;
+    write.row_offset = Executor::data(offsets);
+    write.option_out = Executor::data(options);
+    write.fraction_out = Executor::data(fractions);
+    exec_.for_each(n_, write);
+    a.option.resize(entries);
+    a.fraction.resize(entries);
+    exec_.download(options, a.option.data());
+    exec_.download(fractions, a.fraction.data());
+    return objective;
   }
 
   /// Marginal value of each resource at an equal-share allocation and at zero throughput.
@@ -344,16 +349,6 @@ class engine {
   const double* kappa_scale_for(double level) {
     return level > 0.0 ? Executor::data(kappa_scale_) : nullptr;
   }
-  void problem_option_bases(std::vector<std::int64_t>& base) const {
-    const std::int64_t per_job = storage_.total_options / std::max<std::int64_t>(n_, 1);
-    if constexpr (std::is_same_v<view_type, dense_view<typename Problem::scalar_type>>) {
-      for (std::size_t i = 0; i < base.size(); ++i)
-        base[i] = static_cast<std::int64_t>(i) * per_job;
-    } else {
-      base = problem_offsets_;
-    }
-  }
-
   Executor exec_;
   problem_storage<Executor, Problem> storage_;
   Utility utility_;
@@ -364,7 +359,6 @@ class engine {
   Eigen::VectorXd kept_factors_;
   typename Executor::template vector<double> kappa_scale_, factors_, slope_memory_;
   std::vector<double> sums_;
-  std::vector<std::int64_t> problem_offsets_;
   double idle_utility_ = 0.0;
 };
 

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "popalloc/config.hpp"
 #include "popalloc/detail/best_response.hpp"
 #include "popalloc/detail/regularized_response.hpp"
+#include "popalloc/utility/log.hpp"
 
 namespace popalloc::detail {
 
@@ -112,13 +114,21 @@ POPALLOC_HD inline void add_outer(const View& view, std::int64_t i, std::int32_t
 /// scalars below. With level > 0 every job uses the regularised response with
 /// kappa_i = level * kappa_scale[i]; with level 0 (or kappa_i = 0) the exact hull walk.
 ///
-/// With `fold_repair` (options that each consume one resource, piecewise-linear utilities) the
-/// pass also accumulates what certify() needs to score the allocation scaled down by per-resource
-/// factors g without a second pass: such a job's utility is f(0) + f'(0) t below its saturation
-/// throughput, so the scaled objective is sum_i f_i(0) + sum_j g_j value_j and the scaled
-/// regulariser sum_j g_j^2 quad_j. `overshoot` (sum of f'(0) max(0, t - T)) bounds what that
-/// formula overstates for jobs above their saturation (rounding of the saturation search, or a
-/// free option beyond it).
+/// With `fold_repair` (options that each consume one resource) the pass also accumulates what
+/// certify() needs for a lower bound on the objective of the allocation scaled down by
+/// per-resource factors g, without a second pass. With pi_io = a_o x_o / t_i (the share of job
+/// i's throughput from option o), the scaled throughput is t_i sum_o pi_io g_o, and
+/// - when f_i(0) is finite, concavity along [0, t_i] gives f_i(t') >= f_i(0) + (f_i(t_i) -
+///   f_i(0)) sum_o pi_io g_o: objective >= base + sum_j g_j value_j with base = sum_i f_i(0) and
+///   value_j = sum_i (f_i(t_i) - f_i(0)) pi_ij (exact for piecewise-linear utilities below their
+///   saturation throughput);
+/// - for the log utility, Jensen's inequality gives log t' >= log t + sum_o pi_o log g_o:
+///   objective >= base + sum_j log(g_j) value_j with base = sum_i f_i(t_i) and
+///   value_j = sum_i w_i pi_ij.
+/// Both are within O((1 - g)^2) of the exact value. quad_j = sum_i kappa_i x_ij^2 gives the scaled
+/// regulariser. Jobs that fit neither (f(0) = -inf for another utility, t = 0 under log, or more
+/// active options than the local buffer) are counted in `unfolded`; certify() then runs the
+/// repair pass instead.
 template <class View, class Utility>
 struct evaluate_pass {
   enum scalar : std::int32_t {
@@ -127,8 +137,8 @@ struct evaluate_pass {
     utility_exact = 2,
     utility_smooth = 3,
     non_finite = 4,
-    idle_utility = 5,
-    overshoot = 6,
+    fold_base = 5,
+    unfolded = 6,
     scalar_count = 7
   };
 
@@ -150,29 +160,47 @@ struct evaluate_pass {
   }
   POPALLOC_HD std::int32_t width() const { return scalar_offset() + scalar_count; }
 
-  /// Usage of option o at fraction x, and its terms of the folded repair.
-  POPALLOC_HD void add_option(std::int64_t i, std::int32_t o, double x, double a, double kappa,
-                              double slope0, double* partial) const {
-    add_usage(view, i, o, x, partial);
-    if (fold_repair) {
-      const std::int32_t j = view.consumption_resource(i, o, 0);
-      partial[fold_offset() + j] += slope0 * a * x;
-      partial[fold_offset() + m + j] += kappa * x * x;
-    }
-  }
-  POPALLOC_HD void add_fold_scalars(const job_parameters& job, double tau, double* sc) const {
+  static constexpr bool log_fold = std::is_same_v<Utility, utility::log>;
+
+  /// The folded-repair terms of job i (see above): its `count` options with positive fractions.
+  POPALLOC_HD void add_fold(std::int64_t i, const job_parameters& job, double tau, double u,
+                            const std::int32_t* options, const double* fractions,
+                            std::int32_t count, double kappa, double* partial) const {
     if (!fold_repair) return;
-    if constexpr (Utility::piecewise_linear) {
-      sc[idle_utility] += utility.value(0.0, job);
-      const double above = tau - utility.saturation(job);
-      if (above > 0.0) sc[overshoot] += utility.marginal(0.0, job) * above;
+    double* sc = partial + scalar_offset();
+    double* value = partial + fold_offset();
+    double* quad = value + m;
+    double share = 0.0;  // multiplies a_o x_o
+    if constexpr (log_fold) {
+      if (!is_finite(u)) {
+        sc[unfolded] += 1.0;
+        return;
+      }
+      sc[fold_base] += u;
+      share = job.weight / tau;
+    } else {
+      const double idle = utility.value(0.0, job);
+      if (!is_finite(idle)) {
+        sc[unfolded] += 1.0;
+        return;
+      }
+      sc[fold_base] += idle;
+      share = tau > 0.0 ? (u - idle) / tau : 0.0;
+    }
+    for (std::int32_t k = 0; k < count; ++k) {
+      const std::int32_t j = view.consumption_resource(i, options[k], 0);
+      const double x = fractions[k];
+      value[j] += share * view.value(i, options[k]) * x;
+      quad[j] += kappa * x * x;
     }
   }
 
-  /// Regularised response of job i (piecewise-linear utilities): state, usage and Hessian.
+  /// `exact_excess`: the job's unregularised dual term when the response could give it without a
+  /// hull walk (regularized_state::unsaturated_best), else left unchanged.
   POPALLOC_HD void evaluate_regularized(std::int64_t i, const job_parameters& job, double kappa,
                                         double nu_guess, double* partial, double& u_exact,
-                                        double& u_smooth, double& e_smooth) const {
+                                        double& u_smooth, double& e_smooth,
+                                        double& exact_excess) const {
     const std::int32_t options = view.option_count(i);
     if (options <= local_options::capacity) {
       local_options local;
@@ -181,23 +209,29 @@ struct evaluate_pass {
         local.a[o] = view.value(i, o);
         local.k[o] = view.cost(i, o, prices);
       }
-      regularized_job(local, i, job, kappa, nu_guess, partial, u_exact, u_smooth, e_smooth);
+      regularized_job(local, i, job, kappa, nu_guess, partial, u_exact, u_smooth, e_smooth,
+                      exact_excess);
     } else {
       regularized_job(job_options<View>{view, i, prices}, i, job, kappa, nu_guess, partial, u_exact,
-                      u_smooth, e_smooth);
+                      u_smooth, e_smooth, exact_excess);
     }
   }
 
   template <class Job>
   POPALLOC_HD void regularized_job(const Job& options, std::int64_t i, const job_parameters& job,
                                    double kappa, double nu_guess, double* partial, double& u_exact,
-                                   double& u_smooth, double& e_smooth) const {
+                                   double& u_smooth, double& e_smooth, double& exact_excess) const {
     // Searches start from the slope this job had at the previous evaluation.
     const double previous = slope_memory != nullptr ? slope_memory[i] : 0.0;
     regularized_state r;
     if constexpr (Utility::piecewise_linear) {
-      r = regularized_response(options, kappa, utility.marginal(0.0, job), utility.saturation(job),
-                               previous);
+      const double w = utility.marginal(0.0, job);
+      r = regularized_response(options, kappa, w, utility.saturation(job), previous);
+      if (r.unsaturated_best >= 0) {
+        const double gain =
+            w * options.value(r.unsaturated_best) - options.cost(r.unsaturated_best);
+        exact_excess = utility.value(0.0, job) + (gain > 0.0 ? gain : 0.0);
+      }
       if (slope_memory != nullptr) slope_memory[i] = r.saturated ? r.nu : 0.0;
     } else {
       r = smooth_regularized_response(options, kappa, utility, job,
@@ -218,15 +252,20 @@ struct evaluate_pass {
     const std::int32_t n_options = options.count();
     // The fractions y_o - lambda lose digits to cancellation when kappa is small, which can push
     // their sum above 1: scale them back (time_normalizer does the same for the stored state).
+    // Small jobs keep their fractions in a buffer between the two loops.
+    double buffer[local_options::capacity];
+    const bool buffered = n_options <= local_options::capacity;
     double total = 0.0, positive = 0.0;
     for (std::int32_t o = 0; o < n_options; ++o) {
       const double x = regularized_fraction(options, o, kappa, r);
+      if (buffered) buffer[o] = x;
       if (x > 0.0) total += x, positive += 1.0;
     }
     const double normalizer = normalizer_for(total, positive);
-    const double slope0 = fold_repair ? utility.marginal(0.0, job) : 0.0;
+    double active_x[local_options::capacity];
     for (std::int32_t o = 0; o < n_options; ++o) {
-      const double x = regularized_fraction(options, o, kappa, r) * normalizer;
+      const double x =
+          (buffered ? buffer[o] : regularized_fraction(options, o, kappa, r)) * normalizer;
       if (!(x > 0.0)) continue;
       const double a = options.value(o);
       tau += a * x;
@@ -235,16 +274,21 @@ struct evaluate_pass {
       count += 1.0;
       sum_a += a;
       sum_a2 += a * a;
-      add_option(i, o, x, a, kappa, slope0, partial);
+      add_usage(view, i, o, x, partial);
       if (n_active < local_options::capacity) {
         active[n_active] = o;
+        active_x[n_active] = x;
         ++n_active;
       } else {
         overflow = true;
       }
     }
-    add_fold_scalars(job, tau, partial + scalar_offset());
     u_exact = utility.value(tau, job);
+    if (overflow) {
+      if (fold_repair) partial[scalar_offset() + unfolded] += 1.0;
+    } else {
+      add_fold(i, job, tau, u_exact, active, active_x, n_active, kappa, partial);
+    }
     u_smooth = u_exact - 0.5 * kappa * norm2;
     e_smooth = u_smooth - cost;
     if (!hessian || count == 0.0 || overflow) return;
@@ -302,32 +346,50 @@ struct evaluate_pass {
     // The exact hull walk gives h_i(p) of the unsmoothed dual (the certified bound); regularised
     // jobs need it only when the solver asks for a certificate.
     const bool regularizable = kappa > 0.0;
-    const segment exact = (exact_dual || !regularizable)
-                              ? walk_hull(view, i, prices, utility, job, 0.0, -1)
-                              : segment{};
     double* sc = partial + scalar_offset();
     double u_exact = 0.0, u_smooth = 0.0, e_smooth = 0.0;
+    segment exact;
     bool regularized = false;
-    if (regularizable) {
-      const double guess = exact_dual ? utility.marginal(exact.tau, job) : 0.0;
-      // Usage and Hessian go to a scratch copy first only if we may need to back out: for
-      // utilities with f(0) = -inf a failed slope search (t = 0) falls back to the exact walk.
-      evaluate_regularized(i, job, kappa, guess, partial, u_exact, u_smooth, e_smooth);
+    if (regularizable && Utility::piecewise_linear) {
+      // The response usually yields the exact term too; walk the hull only when it cannot.
+      double exact_excess = HUGE_VAL;
+      evaluate_regularized(i, job, kappa, 0.0, partial, u_exact, u_smooth, e_smooth, exact_excess);
       regularized = true;
+      if (exact_dual) {
+        if (exact_excess < HUGE_VAL) {
+          exact.excess = exact_excess;
+        } else {
+          exact = walk_hull(view, i, prices, utility, job, 0.0, -1);
+        }
+      }
+    } else {
+      if (exact_dual || !regularizable) exact = walk_hull(view, i, prices, utility, job, 0.0, -1);
+      if (regularizable) {
+        // The exact walk's throughput seeds the slope search when the job has no slope memory.
+        const double guess = exact_dual ? utility.marginal(exact.tau, job) : 0.0;
+        double unused = 0.0;
+        evaluate_regularized(i, job, kappa, guess, partial, u_exact, u_smooth, e_smooth, unused);
+        regularized = true;
+      }
     }
     if (!regularized) {
       state.left[i] = exact.left;
       state.right[i] = exact.right;
       state.theta[i] = exact.theta;
       state.extra[i] = 0.0;
-      const double slope0 = fold_repair ? utility.marginal(0.0, job) : 0.0;
-      if (exact.left >= 0)
-        add_option(i, exact.left, 1.0 - exact.theta, view.value(i, exact.left), 0.0, slope0,
-                   partial);
-      if (exact.right >= 0)
-        add_option(i, exact.right, exact.theta, view.value(i, exact.right), 0.0, slope0, partial);
-      add_fold_scalars(job, exact.tau, sc);
+      add_usage(view, i, exact.left, 1.0 - exact.theta, partial);
+      add_usage(view, i, exact.right, exact.theta, partial);
       u_exact = utility.value(exact.tau, job);
+      if (fold_repair) {
+        std::int32_t used[2];
+        double fraction[2];
+        std::int32_t count = 0;
+        if (exact.left >= 0 && exact.theta < 1.0)
+          used[count] = exact.left, fraction[count] = 1.0 - exact.theta, ++count;
+        if (exact.right >= 0 && exact.theta > 0.0)
+          used[count] = exact.right, fraction[count] = exact.theta, ++count;
+        add_fold(i, job, exact.tau, u_exact, used, fraction, count, 0.0, partial);
+      }
       u_smooth = u_exact;
       e_smooth = exact.excess;
       if (hessian && exact.right >= 0) {
@@ -393,32 +455,70 @@ struct repair_pass {
   }
 };
 
-/// Writes the scaled allocation of every job: the fraction of each option (in the problem's
-/// option order, `option_base(i)` onwards) and the job's throughput.
+/// The kept allocation of every job in compressed sparse rows, in two passes: export_count_pass
+/// counts each job's positive fractions (and writes its throughput), the caller turns the counts
+/// into row offsets, and export_write_pass fills the rows. Both compute the same fractions, so
+/// the counts match; no n x options buffer is ever allocated.
 template <class View>
-struct export_pass {
+struct export_pass_base {
   View view;
   const double* factors = nullptr;
   const double* prices = nullptr;
   const double* kappa_scale = nullptr;
   double level = 0.0;
   state_pointers state;
-  double* fraction_out = nullptr;    ///< one per option
-  double* throughput_out = nullptr;  ///< one per job
 
-  POPALLOC_HD void operator()(std::int64_t i) const {
+  /// Calls emit(o, x) for every option of job i with a positive scaled fraction x.
+  template <class Emit>
+  POPALLOC_HD void fractions(std::int64_t i, Emit&& emit) const {
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
     const std::int32_t options = view.option_count(i);
-    const std::int64_t base = view.option_base(i);
     const double normalizer = time_normalizer(view, i, prices, kappa, state);
-    double tau = 0.0;
     for (std::int32_t o = 0; o < options; ++o) {
-      double x = state_fraction(view, i, o, prices, kappa, state) * normalizer;
-      x = x > 0.0 ? x * option_factor(view, i, o, factors) : 0.0;
-      fraction_out[base + o] = x;
-      tau += x * view.value(i, o);
+      const double x0 = state_fraction(view, i, o, prices, kappa, state) * normalizer;
+      if (!(x0 > 0.0)) continue;
+      const double x = x0 * option_factor(view, i, o, factors);
+      if (x > 0.0) emit(o, x);
     }
+  }
+};
+
+/// Also sums the exported allocation's objective (partial[0]; reported exactly, where certify()
+/// may have used the folded lower bound).
+template <class View, class Utility>
+struct export_count_pass : export_pass_base<View> {
+  Utility utility;
+  std::int32_t* count_out = nullptr;  ///< one per job
+  double* throughput_out = nullptr;   ///< one per job
+
+  POPALLOC_HD std::int32_t width() const { return 1; }
+  POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
+    std::int32_t count = 0;
+    double tau = 0.0;
+    const View& v = this->view;
+    this->fractions(i, [&](std::int32_t o, double x) {
+      ++count;
+      tau += x * v.value(i, o);
+    });
+    count_out[i] = count;
     throughput_out[i] = tau;
+    partial[0] += utility.value(tau, v.parameters(i));
+  }
+};
+
+template <class View>
+struct export_write_pass : export_pass_base<View> {
+  const std::int64_t* row_offset = nullptr;  ///< n + 1, from the counts
+  std::int32_t* option_out = nullptr;
+  double* fraction_out = nullptr;
+
+  POPALLOC_HD void operator()(std::int64_t i) const {
+    std::int64_t k = row_offset[i];
+    this->fractions(i, [&](std::int32_t o, double x) {
+      option_out[k] = o;
+      fraction_out[k] = x;
+      ++k;
+    });
   }
 };
 

@@ -28,6 +28,12 @@ struct regularized_state {
   double nu = 0.0;
   double lambda = 0.0;  ///< > 0 when the job's time constraint sum x <= 1 binds
   bool saturated = false;
+  /// Piecewise-linear utilities: an option o maximising w a_o - c_o whose a_o is at most the
+  /// saturation throughput T (or whatever o when that maximum is <= 0), or -1. Then the
+  /// unregularised job problem's value is f(0) + max(0, w a_o - c_o) exactly, with no hull walk:
+  /// the job's dual in its slope nu in [0, w], f(0) + (w - nu) T + max(0, max_o nu a_o - c_o),
+  /// is convex and does not decrease towards w.
+  std::int32_t unsaturated_best = -1;
 };
 
 /// One job's options as seen by the regularised response: `value(o)`, `cost(o)`, `count()`.
@@ -70,10 +76,11 @@ POPALLOC_HD inline double regularized_fraction(const View& view, std::int64_t i,
 /// Sums over the active options for a given slope nu (lambda chosen by Michelot's algorithm).
 struct projection_sums {
   double lambda = 0.0;
-  double tau = 0.0;     ///< sum a_o x_o
-  double count = 0.0;   ///< |S|
-  double sum_a = 0.0;   ///< sum over S of a_o
-  double sum_a2 = 0.0;  ///< sum over S of a_o^2
+  double tau = 0.0;        ///< sum a_o x_o
+  double count = 0.0;      ///< |S|
+  double sum_a = 0.0;      ///< sum over S of a_o
+  double sum_a2 = 0.0;     ///< sum over S of a_o^2
+  std::int32_t best = -1;  ///< an option with the largest nu a_o - k_o
 };
 
 template <class Job>
@@ -81,13 +88,14 @@ POPALLOC_HD inline projection_sums project_capped(const Job& job, double kappa, 
   const double inv_kappa = 1.0 / kappa;
   const std::int32_t count = job.count();
   projection_sums out;
-  double positive_sum = 0.0, positive_count = 0.0;
+  double positive_sum = 0.0, positive_count = 0.0, largest = -HUGE_VAL;
   for (std::int32_t o = 0; o < count; ++o) {
     const double y = (nu * job.value(o) - job.cost(o)) * inv_kappa;
     if (y > 0.0) {
       positive_sum += y;
       positive_count += 1.0;
     }
+    if (y > largest) largest = y, out.best = o;
   }
   double lambda = 0.0;
   if (positive_sum > 1.0) {
@@ -145,6 +153,7 @@ POPALLOC_HD inline projection_sums project_capped(const local_options& job, doub
     }
   }
   projection_sums out;
+  out.best = best;
   if (best >= 0 && first - second >= 1.0) {
     // One option beats all others by a full unit: the whole time goes there (the common case
     // once the smoothing is small), no threshold search needed.
@@ -203,8 +212,9 @@ struct response_piece {
   double tau = 0.0;
   double beta = 0.0;  ///< d t / d nu
   double lambda = 0.0;
-  double dlambda = 0.0;  ///< d lambda / d nu (0 when the time constraint does not bind)
-  double sum_a = 0.0;    ///< sum of a_o over the active options
+  double dlambda = 0.0;    ///< d lambda / d nu (0 when the time constraint does not bind)
+  double sum_a = 0.0;      ///< sum of a_o over the active options
+  std::int32_t best = -1;  ///< an option with the largest nu0 a_o - k_o
   double lo = 0.0;
   double hi = HUGE_VAL;
 
@@ -231,6 +241,7 @@ POPALLOC_HD inline response_piece locate_piece(const Job& job, double kappa, dou
   const bool capped = p.lambda > 0.0 && p.count > 0.0;
   piece.dlambda = capped ? p.sum_a / (kappa * p.count) : 0.0;
   piece.sum_a = p.sum_a;
+  piece.best = p.best;
   piece.lo = piece.hi = nu;
   return piece;
 }
@@ -325,18 +336,39 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
                                                           double nu_guess = 0.0) {
   double lo = 0.0, hi = w;  // bracket of the saturating slope: t(lo) <= T < t(hi)
   response_piece piece;
+  std::int32_t exact_best = -1;  // see regularized_state::unsaturated_best
+  auto note_full_slope = [&](const response_piece& at_w) {
+    const std::int32_t o = at_w.best;
+    if (o >= 0 && (job.value(o) <= saturation || !(w * job.value(o) - job.cost(o) > 0.0)))
+      exact_best = o;
+  };
+  auto finish = [&](regularized_state s) {
+    s.unsaturated_best = exact_best;
+    return s;
+  };
   if (nu_guess > 0.0 && nu_guess < w) {
     // Saturated last time: start there. t is nondecreasing, so t(guess) > T proves saturation
     // now; otherwise the slope w decides it.
     piece = locate_piece(job, kappa, nu_guess);
     if (!(piece.tau > saturation)) {
+      // t reaches T on this piece below w: that proves saturation and is the answer.
+      if (piece.beta > 0.0) {
+        const double root = nu_guess + (saturation - piece.tau) / piece.beta;
+        if (root >= nu_guess && root < w && piece_holds(job, kappa, piece, root)) {
+          regularized_state s = piece.at(root);
+          s.saturated = true;
+          return s;
+        }
+      }
       const response_piece at_w = locate_piece(job, kappa, w);
-      if (!(at_w.tau > saturation)) return at_w.at(w);
+      note_full_slope(at_w);
+      if (!(at_w.tau > saturation)) return finish(at_w.at(w));
       lo = nu_guess;
     }
   } else {
     piece = locate_piece(job, kappa, w);
-    if (!(piece.tau > saturation)) return piece.at(w);
+    note_full_slope(piece);
+    if (!(piece.tau > saturation)) return finish(piece.at(w));
   }
   // Overshoot: find nu in [0, w) with t(nu) = T. t(0) = 0 <= T since costs are >= 0.
   for (int iteration = 0; iteration < 200; ++iteration) {
@@ -356,7 +388,7 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
       if (root >= lo && root <= hi && piece_holds(job, kappa, piece, root)) {
         regularized_state s = piece.at(root);
         s.saturated = true;
-        return s;
+        return finish(s);
       }
     }
     bound_piece(job, kappa, piece);
@@ -366,7 +398,7 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
   }
   regularized_state s = piece.at(piece.nu0);
   s.saturated = true;
-  return s;
+  return finish(s);
 }
 
 /// Throughput t* on the affine extension t = alpha + beta nu of a piece of the map nu -> t(nu)
