@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -17,6 +19,8 @@
 #include <time.h>
 #include <utility>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include <popalloc/io/atomic_file.hpp>
 #include <popalloc/io/input_error.hpp>
@@ -57,21 +61,29 @@ Options:
   --epsilon E         balance band half-width relative to the mean (default 0.05)
   --max-memory M      shards per server (default 16)
   --mip-gap G         milp: relative MIP gap (default 0.05, POP's CPLEX setting)
-  --time-limit T      milp: seconds per MILP solve (default 60)
+  --time-limit T      milp: wall-clock seconds per MILP solve (default 60). Every CBC solve
+                      runs in a child process: killed when it overruns the limit (plus max(1 s,
+                      5%)), and a crash of CBC becomes the round's solver status, not the end of
+                      popalloc-lb
   --milp-start KIND   milp: price (default; the price solver's placement as MIP start, its time
                       counted in the round's seconds) or none
   --tolerance TOL     price: relative duality gap of the LP relaxation (default 1e-4)
   --threads T         price: OpenMP threads of the LP solve (default 0: OpenMP default)
   --output FILE       JSON: solver, k, rounds [{round, shards_moved, max_load_deviation, seconds,
-                      cpu_seconds, exponent, status}], avg_shards_moved, avg_seconds,
-                      avg_cpu_seconds, worst_load_deviation (over the counted rounds), and the
-                      settings
+                      cpu_seconds, exponent, status, solver_status, placement_from, message}],
+                      avg_shards_moved, avg_seconds, avg_cpu_seconds, worst_load_deviation (over
+                      the counted rounds), solver_status_rounds, and the settings
   --quiet             no per-round lines
   --help              this text
 
 Per round it prints: round, exponent z, shards moved (new replicas), max load deviation
-(max over servers of |load - mean| / mean), wall-clock and process CPU seconds, status (balanced, or unbalanced when the
-solver could not meet every constraint, e.g. greedy never splits a shard heavier than the band).
+(max over servers of |load - mean| / mean), wall-clock and CPU seconds (this process and its CBC
+children), status (balanced, or unbalanced when the solver could not meet every constraint, e.g.
+greedy never splits a shard heavier than the band) and, for milp, how CBC ended (the worst over
+POP's parts): optimal (within the gap), time_limit, infeasible, solver_crashed (CBC died on a
+signal), not_run, and where the placement comes from: cbc, cbc_incumbent (the last incumbent CBC
+found before it was killed or crashed), mip_start (the price placement), previous_placement
+(nothing better: the shards stay where they are).
 
 Exit status: 0 done (also when some rounds are unbalanced: the status says which), 2 invalid
 arguments (nothing is written), 1 internal error.
@@ -129,6 +141,7 @@ struct settings {
   int threads = 0;
   std::string output;
   bool quiet = false;
+  popalloc_lb::milp_fault fault = popalloc_lb::milp_fault::none;
 };
 
 settings read_settings(int argc, char** argv, bool& help) {
@@ -179,6 +192,13 @@ settings read_settings(int argc, char** argv, bool& help) {
     s.output = *v;
   }
   s.quiet = given.count("quiet") != 0;
+  // Test hook of the CBC isolation (tests/lb/run_lb_cli_tests.sh); deliberately not an option.
+  if (const char* fault = std::getenv("POPALLOC_LB_MILP_FAULT"); fault != nullptr && *fault) {
+    if (!parse_milp_fault(fault, s.fault))
+      usage_error(std::string("POPALLOC_LB_MILP_FAULT must be none, abort, segv_after_incumbent "
+                              "or hang (got '") +
+                  fault + "')");
+  }
   if (s.skip >= s.rounds)
     usage_error("--skip (" + std::to_string(s.skip) + ") must be < --rounds (" +
                 std::to_string(s.rounds) + ") so that some rounds are counted");
@@ -227,14 +247,54 @@ struct round_record {
   double seconds = 0.0;
   double cpu_seconds = 0.0;
   std::string status;
+  std::string solver_status;   ///< milp: worst CBC outcome over the parts; else "completed"
+  std::string placement_from;  ///< milp: worst source over the parts; else the solver's name
+  std::string message;         ///< why the round is not balanced, or what CBC did if not optimal
 };
 
-/// CPU seconds of this process, all threads (robust to other work on a shared machine).
+/// CPU seconds of this process, all threads, plus its finished CBC children (robust to other
+/// work on a shared machine).
 double process_cpu_seconds() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  rusage children{};
+  getrusage(RUSAGE_CHILDREN, &children);
+  auto seconds = [](const timeval& v) {
+    return static_cast<double>(v.tv_sec) + 1e-6 * static_cast<double>(v.tv_usec);
+  };
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec) +
+         seconds(children.ru_utime) + seconds(children.ru_stime);
 }
+
+/// Position of `name` in `order` (worst last); a round reports the worst over its POP parts.
+template <std::size_t N>
+int rank(const std::string& name, const char* const (&order)[N]) {
+  int k = 0;
+  for (const char* o : order) {
+    if (name == o) return k;
+    ++k;
+  }
+  return k;
+}
+
+/// What the MILP did in one round, over its POP parts.
+struct milp_round {
+  std::map<std::string, int> outcomes;
+  std::string worst_outcome, worst_source, message;
+  void add(const std::string& outcome, const std::string& source, const std::string& why) {
+    ++outcomes[outcome];
+    static constexpr const char* kOutcomes[] = {"optimal", "infeasible", "time_limit", "not_run",
+                                                "solver_crashed"};
+    static constexpr const char* kSources[] = {"cbc", "cbc_incumbent", "mip_start",
+                                               "previous_placement"};
+    if (worst_outcome.empty() || rank(outcome, kOutcomes) > rank(worst_outcome, kOutcomes)) {
+      worst_outcome = outcome;
+      if (outcome != "optimal") message = why;
+    }
+    if (worst_source.empty() || rank(source, kSources) > rank(worst_source, kSources))
+      worst_source = source;
+  }
+};
 
 /// The current placement with the previous fractions, used when a solver returns nothing.
 lb::placement normalised(const lb::placement& p) {
@@ -260,6 +320,7 @@ int run(int argc, char** argv) {
   lb::zipf_workload workload(shards, servers, s.seed, s.max_memory);
   lb::placement current = lb::round_robin_placement(shards, servers);
 
+  milp_round milp_tally;  // reset every round
   auto solve_one = [&](const lb::problem& p) -> lb::lb_result {
     if (s.solver == "greedy") return lb::solve_greedy(p);
     lb::price_options po;
@@ -269,19 +330,36 @@ int run(int argc, char** argv) {
     milp_options mo;
     mo.mip_gap = s.mip_gap;
     mo.time_limit = s.time_limit;
+    mo.fault = s.fault;
     lb::lb_result start;
     if (s.milp_start) {
       start = lb::solve_price(p, po);
       if (start.status == lb::lb_status::balanced) mo.start = &start.result;
     }
-    lb::lb_result r = solve_milp(p, mo);
+    milp_report report;
+    lb::lb_result r = solve_milp(p, mo, &report);
     r.seconds += start.seconds;
     if (r.status != lb::lb_status::balanced && start.status == lb::lb_status::balanced) {
       // CBC ended without a better incumbent than the start it was given: return the start.
+      milp_tally.add(report.outcome, "mip_start", r.message);
       start.message = "MILP: " + r.message + "; returning the MIP start";
       start.seconds = r.seconds;
       return start;
     }
+    if (r.status == lb::lb_status::no_solution) {
+      // No placement at all (crash or time limit before any incumbent, no usable start): the
+      // shards stay where they are, and the checker says whether that is still balanced.
+      milp_tally.add(report.outcome, "previous_placement", r.message);
+      const double seconds = r.seconds;
+      r.result = normalised(p.current);
+      const lb::check_report c = lb::check(p, r.result);
+      r.status = c.feasible ? lb::lb_status::balanced : lb::lb_status::unbalanced;
+      r.message = "MILP: " + r.message + "; keeping the previous placement" +
+                  (c.feasible ? std::string() : ": " + c.violation);
+      r.seconds = seconds;
+      return r;
+    }
+    milp_tally.add(report.outcome, report.source, r.message);
     return r;
   };
 
@@ -292,26 +370,46 @@ int run(int argc, char** argv) {
         s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop, "round", "z",
         "moved", "deviation", "seconds", "cpu", "status");
   std::vector<round_record> records;
+  std::map<std::string, long long> solver_status_rounds;
   for (long long round = 0; round < s.rounds; ++round) {
     round_record rec;
     rec.round = round;
     lb::problem p = workload.next_round(current, &rec.exponent);
     p.epsilon = s.epsilon;
     const double cpu_start = process_cpu_seconds();
+    milp_tally = milp_round{};
     lb::lb_result r = s.pop > 1 ? lb::pop_solve(p, s.pop, solve_one) : solve_one(p);
     rec.cpu_seconds = process_cpu_seconds() - cpu_start;
     rec.seconds = r.seconds;
     rec.status = lb::to_string(r.status);
+    if (s.solver == "milp") {
+      rec.solver_status = milp_tally.worst_outcome;
+      rec.placement_from = milp_tally.worst_source;
+      rec.message = r.status == lb::lb_status::balanced ? milp_tally.message : r.message;
+      if (s.pop > 1 && milp_tally.outcomes.size() > 1) {
+        std::string parts;
+        for (const auto& [outcome, count] : milp_tally.outcomes)
+          parts += (parts.empty() ? "" : ", ") + outcome + " " + std::to_string(count);
+        rec.message = "parts: " + parts + (rec.message.empty() ? "" : "; " + rec.message);
+      }
+    } else {
+      rec.solver_status = "completed";
+      rec.placement_from = s.solver;
+      if (r.status != lb::lb_status::balanced) rec.message = r.message;
+    }
+    ++solver_status_rounds[rec.solver_status];
     if (r.result.shards.empty()) r.result = normalised(p.current);  // nothing returned: stay
     const lb::check_report c = lb::check(p, r.result);
     rec.moved = c.new_replicas;
     rec.deviation = c.max_load_deviation;
     current = std::move(r.result);
     if (!s.quiet) {
-      std::printf("%6lld %7.4f %8lld %10.6f %10.4f %10.4f  %s%s%s\n", round, rec.exponent,
+      const std::string milp =
+          s.solver == "milp" ? " [" + rec.solver_status + " -> " + rec.placement_from + "]" : "";
+      std::printf("%6lld %7.4f %8lld %10.6f %10.4f %10.4f  %s%s%s%s\n", round, rec.exponent,
                   static_cast<long long>(rec.moved), rec.deviation, rec.seconds, rec.cpu_seconds,
-                  rec.status.c_str(), r.status == lb::lb_status::balanced ? "" : ": ",
-                  r.status == lb::lb_status::balanced ? "" : r.message.c_str());
+                  rec.status.c_str(), milp.c_str(), rec.message.empty() ? "" : ": ",
+                  rec.message.c_str());
       std::fflush(stdout);
     }
     records.push_back(std::move(rec));
@@ -334,6 +432,12 @@ int run(int argc, char** argv) {
       "average over rounds %lld..%lld: shards moved %.2f, seconds %.4f (cpu %.4f), worst "
       "load deviation %.6f, balanced rounds %lld/%lld\n",
       s.skip, s.rounds - 1, avg_moved, avg_seconds, avg_cpu_seconds, worst, balanced, counted);
+  if (s.solver == "milp") {
+    std::string summary;
+    for (const auto& [status, count] : solver_status_rounds)
+      summary += (summary.empty() ? "" : ", ") + status + " " + std::to_string(count);
+    std::printf("milp rounds by CBC outcome (worst part): %s\n", summary.c_str());
+  }
   if (!s.output.empty()) {
     popalloc::io::atomic_output_file file(s.output);
     std::string& o = file.buffer();
@@ -350,14 +454,23 @@ int run(int argc, char** argv) {
            ", \"max_load_deviation\": " + number(rec.deviation) +
            ", \"seconds\": " + number(rec.seconds) +
            ", \"cpu_seconds\": " + number(rec.cpu_seconds) +
-           ", \"exponent\": " + number(rec.exponent) + ", \"status\": " + quoted(rec.status) + "}";
+           ", \"exponent\": " + number(rec.exponent) + ", \"status\": " + quoted(rec.status) +
+           ", \"solver_status\": " + quoted(rec.solver_status) +
+           ", \"placement_from\": " + quoted(rec.placement_from) +
+           ", \"message\": " + quoted(rec.message) + "}";
     }
     o += "\n  ],\n  \"counted_rounds\": " + std::to_string(counted) +
          ",\n  \"balanced_rounds\": " + std::to_string(balanced) +
          ",\n  \"avg_shards_moved\": " + number(avg_moved) +
          ",\n  \"avg_seconds\": " + number(avg_seconds) +
          ",\n  \"avg_cpu_seconds\": " + number(avg_cpu_seconds) +
-         ",\n  \"worst_load_deviation\": " + number(worst) + "\n}\n";
+         ",\n  \"worst_load_deviation\": " + number(worst) + ",\n  \"solver_status_rounds\": {";
+    bool first = true;
+    for (const auto& [status, count] : solver_status_rounds) {
+      o += std::string(first ? "" : ", ") + quoted(status) + ": " + std::to_string(count);
+      first = false;
+    }
+    o += "}\n}\n";
     file.commit();
   }
   return 0;

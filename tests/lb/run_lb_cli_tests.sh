@@ -54,6 +54,10 @@ def validate(path, solver, k, rounds, skip):
         assert isinstance(r["shards_moved"], int) and r["shards_moved"] >= 0
         assert r["max_load_deviation"] >= 0 and r["seconds"] >= 0
         assert 0.25 <= r["exponent"] < 0.75
+        assert isinstance(r["solver_status"], str) and r["solver_status"]
+        assert isinstance(r["placement_from"], str) and isinstance(r["message"], str)
+        if solver != "milp":
+            assert (r["solver_status"], r["placement_from"]) == ("completed", solver)
     counted = [r for r in rs if r["round"] >= skip]
     avg_moved = sum(r["shards_moved"] for r in counted) / len(counted)
     avg_seconds = sum(r["seconds"] for r in counted) / len(counted)
@@ -77,6 +81,19 @@ def main():
         d = json.load(open(sys.argv[2]))
         assert any(r["status"] == "unbalanced" for r in d["rounds"])
         assert d["worst_load_deviation"] > 0.05
+    elif cmd == "milp_status":
+        # Every round: this CBC outcome and this source of the placement.
+        d = json.load(open(sys.argv[2]))
+        got = [(r["solver_status"], r["placement_from"]) for r in d["rounds"]]
+        assert all(g == (sys.argv[3], sys.argv[4]) for g in got), got
+        assert d["solver_status_rounds"] == {sys.argv[3]: len(d["rounds"])}, d["solver_status_rounds"]
+        if sys.argv[3] != "optimal":
+            assert all(r["message"] for r in d["rounds"])
+    elif cmd == "stayed":
+        d = json.load(open(sys.argv[2]))
+        assert all(r["shards_moved"] == 0 for r in d["rounds"])
+        assert all(r["status"] == "unbalanced" and "keeping the previous placement" in r["message"]
+                   for r in d["rounds"]), [r["message"] for r in d["rounds"]]
     elif cmd == "first_rounds_equal":
         a = json.load(open(sys.argv[2]))["rounds"]
         b = json.load(open(sys.argv[3]))["rounds"]
@@ -120,6 +137,42 @@ else
   check "milp run exits 0" exited 0
   check "milp JSON contract" json_ok validate milp.json milp 1 3 1
   check "milp balances every round" json_ok balanced milp.json 0.05
+  check "milp: every round optimal, from CBC" json_ok milp_status milp.json optimal cbc
+
+  # CBC isolation (POPALLOC_LB_MILP_FAULT is the test hook): the CBC child dies, popalloc-lb
+  # reports it per round and carries on with the MIP start or the previous placement.
+  POPALLOC_LB_MILP_FAULT=abort run --shards 24 --servers 4 --rounds 3 --skip 1 --solver milp \
+    --output crash.json
+  check "CBC abort: popalloc-lb still exits 0" exited 0
+  check "CBC abort: JSON contract" json_ok validate crash.json milp 1 3 1
+  check "CBC abort: solver_crashed, MIP start used" json_ok milp_status crash.json solver_crashed mip_start
+  check "CBC abort: the MIP start is balanced" json_ok balanced crash.json 0.05
+  check "CBC abort: per-round line says so" stdout_has "[solver_crashed -> mip_start]: CBC crashed (SIGABRT, signal 6)"
+  check "CBC abort: summary line" stdout_has "milp rounds by CBC outcome (worst part): solver_crashed 3"
+
+  POPALLOC_LB_MILP_FAULT=abort run --shards 24 --servers 4 --rounds 3 --skip 1 --solver milp \
+    --milp-start none --output stay.json
+  check "CBC abort without a start: exit 0" exited 0
+  check "CBC abort without a start: previous placement kept" json_ok milp_status stay.json solver_crashed previous_placement
+  check "CBC abort without a start: nothing moved, reported unbalanced" json_ok stayed stay.json
+
+  POPALLOC_LB_MILP_FAULT=segv_after_incumbent run --shards 24 --servers 4 --rounds 3 --skip 1 \
+    --solver milp --milp-start none --pop 2 --output segv.json
+  check "CBC SIGSEGV: exit 0" exited 0
+  check "CBC SIGSEGV: its last incumbent is used" json_ok milp_status segv.json solver_crashed cbc_incumbent
+  check "CBC SIGSEGV: the incumbents balance" json_ok balanced segv.json 0.05
+
+  POPALLOC_LB_MILP_FAULT=hang run --shards 24 --servers 4 --rounds 2 --skip 1 --solver milp \
+    --time-limit 0.5 --output hang.json
+  check "CBC hang: exit 0" exited 0
+  check "CBC hang: killed at the deadline" json_ok milp_status hang.json time_limit mip_start
+  check "CBC hang: message" stdout_has "killed at the deadline"
+
+  rm -f bad.json
+  POPALLOC_LB_MILP_FAULT=bogus run --solver milp --output bad.json
+  check "bad fault name: exit 2" exited 2
+  check "bad fault name: message" stderr_has "POPALLOC_LB_MILP_FAULT must be"
+  check "bad fault name: no output file" test ! -e bad.json
 fi
 
 # ---- Invalid arguments: exit 2, clear message, no output file -----------------------------------

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -121,17 +122,27 @@ TEST_CASE("MILP optimum equals brute force on tiny instances") {
     popalloc_lb::milp_options o;
     o.mip_gap = 0.0;
     o.time_limit = 30.0;
-    const auto r = popalloc_lb::solve_milp(p, o);
-    CAPTURE(seed);
-    if (best < 0) {
-      ++infeasible;
-      CHECK(r.status == lb::lb_status::infeasible);
-    } else {
-      ++feasible;
-      REQUIRE(r.status == lb::lb_status::balanced);
-      const auto v = lb_test::independent_check(p, r.result);
-      CHECK(v.ok);
-      CHECK(v.moved == best);
+    // Both paths: CBC in a child process (the default; the answer crosses the pipe) and in this
+    // process.
+    for (const bool isolate : {true, false}) {
+      o.isolate = isolate;
+      popalloc_lb::milp_report rep;
+      const auto r = popalloc_lb::solve_milp(p, o, &rep);
+      CAPTURE(seed);
+      CAPTURE(isolate);
+      if (best < 0) {
+        if (isolate) ++infeasible;
+        CHECK(r.status == lb::lb_status::infeasible);
+        CHECK(rep.outcome == "infeasible");
+      } else {
+        if (isolate) ++feasible;
+        REQUIRE(r.status == lb::lb_status::balanced);
+        CHECK(rep.outcome == "optimal");
+        CHECK(rep.source == "cbc");
+        const auto v = lb_test::independent_check(p, r.result);
+        CHECK(v.ok);
+        CHECK(v.moved == best);
+      }
     }
   }
   // The instance family must exercise both outcomes.
@@ -169,6 +180,88 @@ TEST_CASE("MILP is at least as good as price + repair, greedy and POP on small b
     CHECK(lb_test::independent_check(p, ms.result).moved == vm.moved);
     cur = m.result;
   }
+}
+
+namespace {
+
+/// A benchmark round where CBC branches (48 shards on 6 servers, round-robin start).
+lb::problem benchmark_round() {
+  lb::zipf_workload w(48, 6, 42);
+  return w.next_round(lb::round_robin_placement(48, 6));
+}
+
+}  // namespace
+
+TEST_CASE("MILP isolation: CBC aborting in the child is reported, not fatal") {
+  const lb::problem p = benchmark_round();
+  popalloc_lb::milp_options o;
+  o.fault = popalloc_lb::milp_fault::abort_child;
+  popalloc_lb::milp_report rep;
+  const auto r = popalloc_lb::solve_milp(p, o, &rep);
+  CHECK(r.status == lb::lb_status::no_solution);
+  CHECK(r.result.shards.empty());
+  CHECK(rep.outcome == "solver_crashed");
+  CHECK(rep.source == "none");
+  CHECK(rep.incumbents == 0);
+  CHECK_MESSAGE(r.message.find("SIGABRT, signal 6") != std::string::npos, r.message);
+  CHECK_MESSAGE(r.message.find("no incumbent") != std::string::npos, r.message);
+  // The parent is unharmed and the next solve works.
+  o.fault = popalloc_lb::milp_fault::none;
+  o.mip_gap = 0.0;
+  const auto again = popalloc_lb::solve_milp(p, o, &rep);
+  CHECK(again.status == lb::lb_status::balanced);
+  CHECK(rep.outcome == "optimal");
+  CHECK(lb_test::independent_check(p, again.result).ok);
+}
+
+TEST_CASE("MILP isolation: a SIGSEGV after an incumbent returns that incumbent") {
+  const lb::problem p = benchmark_round();
+  popalloc_lb::milp_options o;
+  o.mip_gap = 0.0;
+  o.isolate = false;
+  const auto exact = popalloc_lb::solve_milp(p, o);
+  REQUIRE(exact.status == lb::lb_status::balanced);
+  const long optimum = lb_test::independent_check(p, exact.result).moved;
+
+  o.isolate = true;
+  o.fault = popalloc_lb::milp_fault::segv_after_incumbent;
+  popalloc_lb::milp_report rep;
+  const auto r = popalloc_lb::solve_milp(p, o, &rep);
+  CHECK(rep.outcome == "solver_crashed");
+  CHECK_MESSAGE(r.message.find("SIGSEGV, signal 11") != std::string::npos, r.message);
+  CHECK(rep.incumbents == 1);
+  REQUIRE(rep.source == "cbc_incumbent");
+  REQUIRE(r.status == lb::lb_status::balanced);
+  const auto v = lb_test::independent_check(p, r.result);
+  CHECK(v.ok);
+  CHECK(v.moved >= optimum);
+  CHECK(static_cast<double>(v.moved) == doctest::Approx(rep.objective));
+}
+
+TEST_CASE("MILP isolation: a child that never answers is killed at the deadline") {
+  const lb::problem p = benchmark_round();
+  popalloc_lb::milp_options o;
+  o.fault = popalloc_lb::milp_fault::hang_child;
+  o.time_limit = 0.3;
+  o.kill_grace = 0.2;
+  popalloc_lb::milp_report rep;
+  const auto r = popalloc_lb::solve_milp(p, o, &rep);
+  CHECK(r.status == lb::lb_status::no_solution);
+  CHECK(rep.outcome == "time_limit");
+  CHECK_MESSAGE(r.message.find("killed at the deadline") != std::string::npos, r.message);
+  CHECK(r.seconds >= 0.5);  // it waited for the deadline, not less
+}
+
+TEST_CASE("MILP fault names round-trip") {
+  for (const auto f :
+       {popalloc_lb::milp_fault::none, popalloc_lb::milp_fault::abort_child,
+        popalloc_lb::milp_fault::segv_after_incumbent, popalloc_lb::milp_fault::hang_child}) {
+    popalloc_lb::milp_fault back = popalloc_lb::milp_fault::none;
+    CHECK(popalloc_lb::parse_milp_fault(popalloc_lb::to_string(f), back));
+    CHECK(back == f);
+  }
+  popalloc_lb::milp_fault back{};
+  CHECK(!popalloc_lb::parse_milp_fault("crash", back));
 }
 
 #else
