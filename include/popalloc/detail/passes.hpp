@@ -47,8 +47,11 @@ POPALLOC_HD inline void add_usage(const View& view, std::int64_t i, std::int32_t
 
 /// Per-job state of one evaluation, enough to rebuild the job's allocation at that evaluation's
 /// prices. Hull walk: options `left`, `right` (-1: idle) with `theta` on the right. Regularised
-/// response (left == regularized_marker): theta = lambda, extra = nu (see regularized_state).
+/// response (left == regularized_marker): theta = lambda, extra = nu (see regularized_state),
+/// and `right` holds flags: saturated, and whether the fractions need time_normalizer.
 constexpr std::int32_t regularized_marker = -2;
+constexpr std::int32_t state_saturated = 1;
+constexpr std::int32_t state_normalized = 2;
 
 struct state_pointers {
   std::int32_t* left = nullptr;
@@ -86,7 +89,7 @@ POPALLOC_HD inline double normalizer_for(double total, double count) {
 template <class View>
 POPALLOC_HD inline double time_normalizer(const View& view, std::int64_t i, const double* prices,
                                           double kappa, const state_pointers& s) {
-  if (s.left[i] != regularized_marker) return 1.0;
+  if (s.left[i] != regularized_marker || (s.right[i] & state_normalized) == 0) return 1.0;
   double total = 0.0, count = 0.0;
   const std::int32_t options = view.option_count(i);
   for (std::int32_t o = 0; o < options; ++o) {
@@ -239,7 +242,7 @@ struct evaluate_pass {
       if (slope_memory != nullptr) slope_memory[i] = r.nu;
     }
     state.left[i] = regularized_marker;
-    state.right[i] = r.saturated ? 1 : 0;
+    std::int32_t flags = r.saturated ? state_saturated : 0;
     state.theta[i] = r.lambda;
     state.extra[i] = r.nu;
     // Active options, remembered for the Hessian. A job with more than `capacity` active options
@@ -262,6 +265,9 @@ struct evaluate_pass {
       if (x > 0.0) total += x, positive += 1.0;
     }
     const double normalizer = normalizer_for(total, positive);
+    // Recorded so that later passes over this state recompute the total only when it matters.
+    if (normalizer != 1.0) flags |= state_normalized;
+    state.right[i] = flags;
     double active_x[local_options::capacity];
     for (std::int32_t o = 0; o < n_options; ++o) {
       const double x =
