@@ -249,8 +249,11 @@ inline void water_fill(level_problem& p, const solver_options& base, const polic
     ++out.levels;
     if (free_left == 0) break;
     // Raise the free jobs. Frozen jobs are held at their exact level by the targets and only
-    // need to keep it to within the tolerance to count as satisfied.
-    const double slack = 0.25 * o.tolerance;
+    // need to keep it to within the stage's tolerance to count as satisfied: the stage's solves
+    // stop at an absolute gap of a fraction of that tolerance, and that gap (a sum of relative
+    // deficits) may sit on a frozen job. A tighter slack than the solves' own gap made the
+    // search's decisions depend on where the solver happened to leave a 1e-7 deficit.
+    const double slack = 0.5 * stage_tolerance;
     level_problem q = p;
     for (double& a : q.cap)
       if (std::isfinite(a)) a *= 1.0 - slack;

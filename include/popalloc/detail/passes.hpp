@@ -254,7 +254,9 @@ struct evaluate_pass {
     double tau = 0.0, cost = 0.0, norm2 = 0.0, count = 0.0, sum_a = 0.0, sum_a2 = 0.0;
     const std::int32_t n_options = options.count();
     // The fractions y_o - lambda lose digits to cancellation when kappa is small, which can push
-    // their sum above 1: scale them back (time_normalizer does the same for the stored state).
+    // their sum above 1 by a few ulps. Later passes over the stored state scale them back
+    // (time_normalizer); here only the flag that tells them to is set. Usage and Hessian keep
+    // the unscaled fractions: the usage is then an upper bound on the returned allocation's.
     // Small jobs keep their fractions in a buffer between the two loops.
     double buffer[local_options::capacity];
     const bool buffered = n_options <= local_options::capacity;
@@ -264,14 +266,11 @@ struct evaluate_pass {
       if (buffered) buffer[o] = x;
       if (x > 0.0) total += x, positive += 1.0;
     }
-    const double normalizer = normalizer_for(total, positive);
-    // Recorded so that later passes over this state recompute the total only when it matters.
-    if (normalizer != 1.0) flags |= state_normalized;
+    if (normalizer_for(total, positive) != 1.0) flags |= state_normalized;
     state.right[i] = flags;
     double active_x[local_options::capacity];
     for (std::int32_t o = 0; o < n_options; ++o) {
-      const double x =
-          (buffered ? buffer[o] : regularized_fraction(options, o, kappa, r)) * normalizer;
+      const double x = buffered ? buffer[o] : regularized_fraction(options, o, kappa, r);
       if (!(x > 0.0)) continue;
       const double a = options.value(o);
       tau += a * x;
