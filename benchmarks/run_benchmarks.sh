@@ -6,7 +6,7 @@
 #   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOPALLOC_BUILD_BENCHMARKS=ON
 #   cmake --build build/bench --target popalloc-compare bench_kernels
 #   benchmarks/python/setup.sh                      # only for the 'conic' step
-#   benchmarks/run_benchmarks.sh build/bench [lp1e3 lp1e4 lp1e5 lp1e5glpk lp1e6 conic kernels plots]
+#   benchmarks/run_benchmarks.sh build/bench [lp1e3 lp1e4 lp1e5 lp1e5glpk lp1e5primal lp1e5merge lp1e6 conic kernels plots]
 #
 # Everything runs under nice, one solver at a time (the machine is shared). LP solvers are limited
 # in CPU seconds (see popalloc-compare --help), popalloc in wall-clock seconds.
@@ -47,6 +47,38 @@ step_lp1e5glpk() {
     --solvers popalloc,popalloc-1thread,glpk-primal,glpk-dual,glpk-interior \
     --json "${results}/lp_n100000_glpk.json"
 }
+# The simplex codes again at n = 1e5, each alone in its own file: on the loaded machine of
+# 2026-11-29 their first run was stopped by popalloc-compare's wall-clock backstop (3 x the limit
+# + 60 s) after only about 310 CPU s.
+step_lp1e5primal() {
+  run "${compare}" --generate 100000,8 "${common[@]}" \
+    --solvers popalloc,popalloc-1thread,clp-primal,glpk-primal \
+    --json "${results}/lp_n100000_primal.json"
+}
+# One n = 1e5 report from the three runs: the simplex rows of lp1e5primal replace those the
+# backstop cut short; popalloc's rows are those of lp1e5.
+step_lp1e5merge() {
+  /usr/bin/python3 - "${results}" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+main = json.load(open(os.path.join(d, "lp_n100000.json")))
+extra = [os.path.join(d, f) for f in ("lp_n100000_glpk.json", "lp_n100000_primal.json")]
+rows = {s["name"]: s for s in main["solvers"]}
+for path in extra:
+    for s in json.load(open(path))["solvers"]:
+        if not s["name"].startswith("popalloc"):
+            rows[s["name"]] = s
+order = ["popalloc", "popalloc-1thread", "popalloc-thrust", "clp-primal", "clp-dual",
+         "clp-barrier", "glpk-primal", "glpk-dual", "glpk-interior"]
+main["solvers"] = [rows[n] for n in order if n in rows]
+main["merged_from"] = ["lp_n100000.json"] + [os.path.basename(p) for p in extra]
+tmp = os.path.join(d, "lp_n100000.json.tmp")
+json.dump(main, open(tmp, "w"), indent=1)
+os.replace(tmp, os.path.join(d, "lp_n100000.json"))
+for path in extra:
+    os.replace(path, path.replace(".json", ".part"))
+PY
+}
 step_lp1e6() {
   run "${compare}" --generate 1000000,8 "${common[@]}" --repeat 2 \
     --solvers popalloc,popalloc-1thread,clp-barrier --json "${results}/lp_n1000000.json"
@@ -67,7 +99,7 @@ step_kernels() {
 step_plots() { /usr/bin/python3 scripts/plot_benchmarks.py --results "${results}" --out docs/img; }
 
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(lp1e3 lp1e4 lp1e5 lp1e5glpk lp1e6 conic kernels plots)
+[[ ${#steps[@]} -gt 0 ]] || steps=(lp1e3 lp1e4 lp1e5 lp1e5glpk lp1e5primal lp1e5merge lp1e6 conic kernels plots)
 for s in "${steps[@]}"; do
   declare -F "step_${s}" >/dev/null || { echo "unknown step '${s}'" >&2; exit 2; }
   "step_${s}"
