@@ -512,22 +512,22 @@ class mpi_executor {
   static const T* data(const std::vector<T>& v) {
     return v.data();
   }
+  // A rank's shard lives in host memory: the host executor moves the data.
   template <class T>
   void upload(const T* source, std::size_t count, std::vector<T>& destination) const {
-    destination.assign(source, source + count);
+    host_.upload(source, count, destination);
   }
-  /// `count` elements, contents unspecified (every pass that reads them writes them first).
   template <class T>
   void allocate(std::size_t count, std::vector<T>& destination) const {
-    destination.resize(count);
+    host_.allocate(count, destination);
   }
   template <class T>
   void fill(std::size_t count, T value, std::vector<T>& destination) const {
-    destination.assign(count, value);
+    host_.fill(count, value, destination);
   }
   template <class T>
   void download(const std::vector<T>& source, T* destination) const {
-    std::copy(source.begin(), source.end(), destination);
+    host_.download(source, destination);
   }
 
   template <class F>
