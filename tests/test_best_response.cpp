@@ -110,6 +110,12 @@ TEST_CASE("[popalloc] hull walk equals brute force over pairs") {
     SUBCASE("target priority smoothed") {
       compare_on_random_jobs(popalloc::utility::target_priority{}, 0.2, ties);
     }
+    SUBCASE("linear with floor") {
+      compare_on_random_jobs(popalloc::utility::linear_with_floor{1.5}, 0.0, ties);
+    }
+    SUBCASE("linear with floor smoothed") {
+      compare_on_random_jobs(popalloc::utility::linear_with_floor{0.7}, 0.2, ties);
+    }
     SUBCASE("log") { compare_on_random_jobs(popalloc::utility::log{}, 0.0, ties); }
     SUBCASE("power") { compare_on_random_jobs(popalloc::utility::power{0.5}, 0.0, ties); }
     SUBCASE("power smoothed") { compare_on_random_jobs(popalloc::utility::power{0.3}, 0.1, ties); }

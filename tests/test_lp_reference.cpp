@@ -13,10 +13,14 @@
 
 namespace {
 
+/// The soft floor used against the LP: slope w + 2 below the target, w above.
+const popalloc::utility::linear_with_floor floor_utility{2.0};
+
 popalloc_test::lp_solution exact(const popalloc::dense_problem<double>& p,
                                  popalloc_test::lp_utility kind) {
   const Eigen::VectorXd weight = p.weight, target = p.target;
   auto lp = popalloc_test::make_dense_lp(p.throughput, p.capacity, weight, &target, kind);
+  lp.penalty = floor_utility.penalty;
   auto s = popalloc_test::solve_lp(lp);
   REQUIRE(s.optimal);
   return s;
@@ -56,6 +60,7 @@ TEST_CASE("[popalloc] the dual oracle is exact: g(p_LP) = OPT and g(p) >= OPT") 
     };
     check(popalloc::utility::linear{}, popalloc_test::lp_utility::linear);
     check(popalloc::utility::target_priority{}, popalloc_test::lp_utility::target_priority);
+    check(floor_utility, popalloc_test::lp_utility::linear_with_floor);
   }
 }
 
@@ -77,6 +82,7 @@ TEST_CASE("[popalloc] the certificate brackets the exact LP optimum") {
     };
     check(popalloc::utility::linear{}, popalloc_test::lp_utility::linear);
     check(popalloc::utility::target_priority{}, popalloc_test::lp_utility::target_priority);
+    check(floor_utility, popalloc_test::lp_utility::linear_with_floor);
   }
 }
 
@@ -103,6 +109,7 @@ TEST_CASE("[popalloc] LP-type utilities reach the exact LP optimum to 1e-6") {
         };
         check(popalloc::utility::linear{}, popalloc_test::lp_utility::linear);
         check(popalloc::utility::target_priority{}, popalloc_test::lp_utility::target_priority);
+        check(floor_utility, popalloc_test::lp_utility::linear_with_floor);
       }
     }
   }

@@ -55,6 +55,8 @@ Input:
   --single-gpu        generated jobs all have scale factor 1 (default: 1/2/4/8 at 70/10/15/5 %)
   --multi-priority    generated jobs get priority 5 with probability 0.2
   --jobs-per-hour R   generated arrival times: Poisson at R jobs/hour (default: all at t = 0)
+  --slo               generated jobs get an SLO in {1.2, 2, 10} (probability 1/3 each): the
+                      deadline is arrival + SLO * duration on the reference GPU (V100)
 
 Policy:
   --policy POLICY     max-min-fairness (default) | proportional-fairness | max-throughput |
@@ -63,6 +65,9 @@ Policy:
                       throughput 1; others: the V100 throughput on every type)
   --no-water-filling  max-min: plain max-min (only the minimum is raised)
   --gpu-cost TYPE:PRICE,...  max-throughput: maximise throughput per unit price
+  --no-slo-floors     max-throughput: ignore the jobs' SLOs (by default a job with an SLO
+                      must reach the throughput that meets its deadline; if the floors cannot
+                      all be met they are dropped, as Gavel does, and the output says so)
   --tolerance TOL     relative accuracy (default 1e-6)
   --threads N         OpenMP threads (default 0: OpenMP default)
   --time-limit SEC    wall-clock limit of the solve
@@ -103,6 +108,8 @@ struct arguments {
   std::uint64_t seed = 1;
   bool single_gpu = false;
   bool multi_priority = false;
+  bool slos = false;
+  bool slo_floors = true;
   double jobs_per_hour = 0.0;
   std::string policy = "max-min-fairness";
   bool agnostic = false;
@@ -165,6 +172,10 @@ arguments parse_arguments(int argc, char** argv) {
       a.single_gpu = true;
     } else if (flag == "--multi-priority") {
       a.multi_priority = true;
+    } else if (flag == "--slo") {
+      a.slos = true;
+    } else if (flag == "--no-slo-floors") {
+      a.slo_floors = false;
     } else if (flag == "--jobs-per-hour") {
       a.jobs_per_hour = parse_real(flag, value());
       if (!(a.jobs_per_hour > 0.0)) throw usage_error("--jobs-per-hour must be > 0");
@@ -306,6 +317,7 @@ int run(int argc, char** argv) {
     g.multi_gpu = !args.single_gpu;
     g.multi_priority = args.multi_priority;
     g.jobs_per_hour = args.jobs_per_hour;
+    g.slos = args.slos;
     jobs = pc::jobs_from_generated(pc::generate_jobs(args.jobs, table, g), table, cluster);
   }
   pc::policy_options o;
@@ -316,6 +328,7 @@ int run(int argc, char** argv) {
   }
   o.heterogeneity_agnostic = args.agnostic;
   o.water_filling = args.water_filling;
+  o.slo_floors = args.slo_floors;
   if (!args.gpu_cost.empty()) o.gpu_cost = parse_costs(args.gpu_cost, cluster);
   o.tolerance = args.tolerance;
   o.threads = args.threads;
@@ -368,6 +381,11 @@ int run(int argc, char** argv) {
       "normalized throughput s ET / (w P): min %.6g, mean %.6g, max %.6g; %lld jobs "
       "without a usable GPU type\n",
       s.min, s.mean, s.max, static_cast<long long>(s.unschedulable));
+  if (a.slo_jobs > 0)
+    std::printf("SLO floors: %lld jobs, worst shortfall (floor - ET) / floor %.3g%s\n",
+                static_cast<long long>(a.slo_jobs), a.slo_worst_shortfall,
+                a.slo_floors_dropped ? "; the floors could not all be met and were dropped"
+                                     : "; every floor met");
   if (args.pop > 1)
     std::printf("POP k=%d: parts max %.4f s, sum %.4f s\n", args.pop, a.pop_parts_seconds_max,
                 a.pop_parts_seconds_sum);
@@ -424,6 +442,14 @@ int run(int argc, char** argv) {
     out += ", \"max\": ";
     json::append_number(out, s.max);
     out += "}, \"unschedulable_jobs\": " + std::to_string(s.unschedulable) + "},\n  ";
+    if (a.slo_jobs > 0) {
+      append_key(out, "slo");
+      out += "{\"jobs\": " + std::to_string(a.slo_jobs) + ", \"floors_dropped\": ";
+      out += a.slo_floors_dropped ? "true" : "false";
+      out += ", \"worst_shortfall\": ";
+      json::append_number(out, a.slo_worst_shortfall);
+      out += "},\n  ";
+    }
     append_key(out, "pop");
     out += "{\"k\": " + std::to_string(args.pop) + ", \"seed\": " + std::to_string(args.pop_seed) +
            ", \"strategy\": ";

@@ -58,6 +58,23 @@ import json; r = json.load(open('$scratch/pop.json'))
 p = r['pop']; assert p['k'] == 4 and 0.5 < p['mean_effective_throughput_ratio'] <= 1.01, p
 assert len(r['jobs']) == 300"
 check "agnostic" "$prog" --jobs 50 --heterogeneity-agnostic --policy min-makespan --quiet
+# SLO floors: 64 jobs on 96 GPUs can all meet their deadlines (and lose throughput for it);
+# 64 jobs on 24 GPUs cannot, so the floors are dropped as in Gavel.
+check "SLO floors met" "$prog" --jobs 64 --slo --policy max-throughput --cluster 32:32:32 \
+  --output "$scratch/slo.json" --quiet
+check "SLO floors dropped" "$prog" --jobs 64 --slo --policy max-throughput --cluster 8:8:8 \
+  --output "$scratch/slo_dropped.json" --quiet
+check "no SLO floors" "$prog" --jobs 64 --slo --no-slo-floors --policy max-throughput \
+  --cluster 32:32:32 --output "$scratch/slo_off.json" --quiet
+check "SLO fields" python3 - "$scratch/slo.json" "$scratch/slo_dropped.json" "$scratch/slo_off.json" <<'PY'
+import json, sys
+met, dropped, off = (json.load(open(f)) for f in sys.argv[1:])
+assert met["slo"]["jobs"] == 64 and met["slo"]["floors_dropped"] is False, met["slo"]
+assert met["slo"]["worst_shortfall"] <= 1e-5, met["slo"]
+assert dropped["slo"]["floors_dropped"] is True and dropped["slo"]["worst_shortfall"] > 0
+assert "slo" not in off
+assert met["objective"] < off["objective"] * (1 - 1e-4), (met["objective"], off["objective"])
+PY
 check "default run" "$prog" --quiet
 "$prog" --jobs 40 --seed 9 --output "$scratch/a.json" --quiet > /dev/null
 "$prog" --jobs 40 --seed 9 --output "$scratch/b.json" --quiet > /dev/null
@@ -84,5 +101,7 @@ expect_code 2 "expected a whole number" --jobs many
 expect_code 2 "unknown option" --frobnicate
 expect_code 2 "needs --pop K" --compare-full
 expect_code 2 "no price for GPU type" --policy max-throughput --gpu-cost v100:1
+expect_code 2 "SLO floors are on throughput" --jobs 8 --slo --policy max-throughput \
+  --gpu-cost v100:3,p100:2,k80:1
 
 exit $fail

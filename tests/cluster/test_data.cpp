@@ -213,6 +213,27 @@ TEST_CASE("generator: Gavel's distributions, reproducible, Poisson arrivals") {
   CHECK_THROWS_AS(pc::generate_jobs(-1, gavel_table(), g), popalloc::invalid_problem);
 }
 
+TEST_CASE("generator: SLOs in {1.2, 2, 10} from their own stream, other draws unchanged") {
+  pc::generator_options g;
+  g.seed = 3;
+  const auto plain = pc::generate_jobs(3000, gavel_table(), g);
+  g.slos = true;
+  const auto with = pc::generate_jobs(3000, gavel_table(), g);
+  std::map<double, int> count;
+  for (std::size_t i = 0; i < with.size(); ++i) {
+    CHECK(plain[i].slo < 0.0);
+    CHECK(with[i].job_type == plain[i].job_type);
+    CHECK(with[i].duration == plain[i].duration);
+    CHECK(with[i].scale_factor == plain[i].scale_factor);
+    ++count[with[i].slo];
+  }
+  REQUIRE(count.size() == 3);
+  for (const double slo : {1.2, 2.0, 10.0})
+    CHECK(std::abs(count[slo] / 3000.0 - 1.0 / 3.0) < 0.035);  // ~4 standard deviations
+  const auto jobs = pc::jobs_from_generated(with, gavel_table(), pc::parse_cluster("v100:1"));
+  CHECK(jobs[5].slo == with[5].slo);
+}
+
 TEST_CASE("jobs: validation names the job") {
   const auto c = pc::parse_cluster("v100:2,k80:2");
   std::vector<pc::job> jobs(1);

@@ -108,6 +108,49 @@ TEST_CASE("golden: max sum throughput 4") {
   CHECK(a.bound >= 4.0 - 1e-9);
 }
 
+TEST_CASE("SLO floor: remaining steps over the time left to arrival + slo * duration") {
+  auto jobs = golden_jobs();  // job 0: 300 steps, 2 steps/s on the V100 (duration 150 s)
+  jobs[0].slo = 2.0;          // deadline 300 s after arrival
+  jobs[1].slo = -1.0;
+  pc::policy_options o;
+  o.policy = pc::policy_kind::max_throughput;
+  CHECK(pc::prepare_instance(jobs, golden_cluster(), o).slo_floor[0] ==
+        doctest::Approx(1.0).epsilon(1e-15));
+  jobs[0].elapsed_time = 100.0;
+  jobs[0].remaining_steps = 240.0;  // 240 steps in 200 s
+  auto in = pc::prepare_instance(jobs, golden_cluster(), o);
+  CHECK(in.slo_floor[0] == doctest::Approx(1.2).epsilon(1e-15));
+  CHECK(in.slo_floor[1] == 0.0);
+  jobs[0].elapsed_time = 400.0;  // past the deadline: no throughput can meet it
+  CHECK(std::isinf(pc::prepare_instance(jobs, golden_cluster(), o).slo_floor[0]));
+
+  // Max sum throughput is 4 either way (X_v100 + X'_v100 = 1); a floor of 1.8 on job 0 forces
+  // it onto the V100 for 80 % of its time, which still allows 4.
+  jobs[0].elapsed_time = 0.0;
+  jobs[0].remaining_steps = 270.0;
+  jobs[0].slo = 1.0;  // 270 steps in 150 s: 1.8 steps/s
+  o.tolerance = 1e-7;
+  const auto a = pc::allocate(jobs, golden_cluster(), o);
+  check_feasible(jobs, golden_cluster(), a);
+  CHECK(a.slo_jobs == 1);
+  CHECK(!a.slo_floors_dropped);
+  CHECK(a.effective_throughput[0] >= 1.8 * (1 - 1e-6));
+  // The optimum is degenerate (both jobs indifferent at the optimal prices): the solve stops
+  // within an absolute gap of about tolerance x (total throughput bound 10).
+  CHECK(a.objective == doctest::Approx(4.0).epsilon(1e-6));
+  CHECK(a.bound >= 4.0 - 1e-9);
+  // 2.1 steps/s is more than job 0 gets alone on the V100: the floors are dropped, as in Gavel.
+  jobs[0].remaining_steps = 315.0;
+  const auto dropped = pc::allocate(jobs, golden_cluster(), o);
+  CHECK(dropped.slo_floors_dropped);
+  CHECK(dropped.objective == doctest::Approx(4.0).epsilon(1e-7));
+  o.slo_floors = false;
+  CHECK(pc::allocate(jobs, golden_cluster(), o).slo_jobs == 0);
+  o.slo_floors = true;
+  o.gpu_cost = {1.0, 2.0, 3.0};
+  CHECK_THROWS_AS(pc::allocate(jobs, golden_cluster(), o), popalloc::invalid_options);
+}
+
 TEST_CASE("golden: POP with k = 2 keeps the only V100 (no GPU lost to integer division)") {
   pc::policy_options o;
   o.policy = pc::policy_kind::max_throughput;

@@ -233,6 +233,54 @@ TEST_CASE("max throughput (plain and cost-normalised) equals the CLP LP") {
   }
 }
 
+TEST_CASE("max throughput with SLO floors equals the CLP LP with floor rows, or drops them") {
+  int met = 0, dropped = 0;
+  for (const char* spec : {"v100:2,p100:3,k80:4", "v100:4,p100:5,k80:6", "v100:8,p100:8,k80:8"}) {
+    const auto cluster = pc::parse_cluster(spec);
+    for (std::uint32_t seed = 51; seed <= 60; ++seed) {
+      auto jobs = cluster_test::random_jobs(14, cluster, seed);
+      for (std::size_t i = 0; i < jobs.size(); ++i)
+        if (i % 3 != 2)
+          jobs[i].slo = (i % 3 == 0 ? 1.1 : 2.5) + 0.05 * static_cast<double>(seed % 7);
+      pc::policy_options o;
+      o.policy = pc::policy_kind::max_throughput;
+      o.tolerance = 1e-7;
+      const auto a = pc::allocate(jobs, cluster, o);
+      const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+      auto objective_lp = [&](bool floors, bool* infeasible) {
+        lp_builder lp(in, false);
+        for (int i = 0; i < lp.n; ++i)
+          for (int w = 0; w < lp.m; ++w)
+            lp.objective[static_cast<std::size_t>(i * lp.m + w)] = in.model_throughput(i, w);
+        for (int i = 0; i < lp.n && floors; ++i)
+          if (in.slo_floor[i] > 0.0 && in.schedulable[static_cast<std::size_t>(i)])
+            lp.require(in, i, 0.0, in.slo_floor[i]);
+        return lp.solve(nullptr, infeasible);
+      };
+      bool infeasible = false;
+      const double with_floors = objective_lp(true, &infeasible);
+      CAPTURE(spec);
+      CAPTURE(seed);
+      CHECK(a.slo_jobs > 0);
+      if (infeasible) {
+        ++dropped;
+        CHECK(a.slo_floors_dropped);
+        const double plain = objective_lp(false, nullptr);
+        CHECK(std::abs(a.objective - plain) <= 1e-6 * plain);
+        CHECK(a.slo_worst_shortfall > 1e-6);
+      } else {
+        ++met;
+        REQUIRE(std::isfinite(with_floors));
+        CHECK(!a.slo_floors_dropped);
+        CHECK(std::abs(a.objective - with_floors) <= 1e-6 * with_floors);
+        CHECK(a.slo_worst_shortfall <= 1e-6);
+      }
+    }
+  }
+  CHECK(met >= 5);  // both outcomes are exercised
+  CHECK(dropped >= 5);
+}
+
 TEST_CASE("finish-time fairness: CLP proves rho (1 - 1e-6) infeasible and rho feasible") {
   const auto cluster = pc::parse_cluster("v100:2,p100:3,k80:4");
   for (std::uint32_t seed = 41; seed <= 46; ++seed) {

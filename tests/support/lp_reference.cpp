@@ -31,6 +31,8 @@ double utility_of(const lp_problem& p, int i, double t, double w) {
       for (const auto& [s, b] : p.pieces) v = std::min(v, s * t + b);
       return w * v;
     }
+    case lp_utility::linear_with_floor:
+      return w * t - p.penalty * std::max(p.target[static_cast<size_t>(i)] - t, 0.0);
   }
   return 0.0;
 }
@@ -45,8 +47,9 @@ lp_problem make_dense_lp(const Eigen::MatrixXd& A, const Eigen::VectorXd& capaci
   require(capacity.size() == m, "capacity size != A.cols()");
   require(weight.size() == 0 || weight.size() == n, "weight size != A.rows()");
   require(demand == nullptr || (demand->rows() == n && demand->cols() == m), "demand shape != A");
-  require(u != lp_utility::target_priority || (target != nullptr && target->size() == n),
-          "target_priority needs a target of size A.rows()");
+  require((u != lp_utility::target_priority && u != lp_utility::linear_with_floor) ||
+              (target != nullptr && target->size() == n),
+          "target_priority and linear_with_floor need a target of size A.rows()");
   lp_problem p;
   p.n_jobs = static_cast<int>(n);
   p.n_resources = static_cast<int>(m);
@@ -77,18 +80,32 @@ lp_solution solve_lp(const lp_problem& p, bool use_barrier) {
   require(std::all_of(p.weight.begin(), p.weight.end(), nonneg), "weight must be >= 0");
   const bool tp = p.utility == lp_utility::target_priority;
   const bool pwl = p.utility == lp_utility::piecewise_linear;
-  require(!tp || p.target.size() == nu, "target size != n_jobs");
-  require(!tp || std::all_of(p.target.begin(), p.target.end(),
-                             [](double t) { return std::isfinite(t); }),
+  const bool floor = p.utility == lp_utility::linear_with_floor;
+  require(!(tp || floor) || p.target.size() == nu, "target size != n_jobs");
+  require(!(tp || floor) || std::all_of(p.target.begin(), p.target.end(),
+                                        [](double t) { return std::isfinite(t); }),
           "target must be finite");
+  require(!floor || nonneg(p.penalty), "penalty must be >= 0");
   require(!pwl || !p.pieces.empty(), "piecewise_linear needs pieces");
   for (const auto& [s, b] : p.pieces)
     require(std::isfinite(s) && std::isfinite(b), "non-finite piece");
   auto w = [&](int i) { return p.weight.empty() ? 1.0 : p.weight[static_cast<size_t>(i)]; };
 
   // Rows: [0, n) per-job simplex, [n, n+m) capacity, then K epigraph rows per job (K = 1 for
-  // target_priority, #pieces for piecewise_linear). Columns: options, then z_i per job if epigraph.
-  const int K = tp ? 1 : (pwl ? static_cast<int>(p.pieces.size()) : 0);
+  // target_priority, #pieces for piecewise_linear, 2 for linear_with_floor). Columns: options,
+  // then z_i per job if epigraph. Epigraph row k of job i: z_i - slope(i, k) t_i <= intercept(i,k).
+  const int K = tp ? 1 : (pwl ? static_cast<int>(p.pieces.size()) : (floor ? 2 : 0));
+  auto slope = [&](int i, int k) {
+    if (pwl) return w(i) * p.pieces[static_cast<size_t>(k)].first;
+    if (floor) return k == 0 ? w(i) : w(i) + p.penalty;
+    return w(i);
+  };
+  auto intercept = [&](int i, int k) {
+    if (pwl) return w(i) * p.pieces[static_cast<size_t>(k)].second;
+    const double target = p.target[static_cast<size_t>(i)];
+    if (floor) return k == 0 ? 0.0 : -p.penalty * target;
+    return -w(i) * target;
+  };
   const int n_opt = static_cast<int>(p.options.size());
   const int n_col = n_opt + (K > 0 ? n : 0), n_row = n + m + K * n;
   const double inf = COIN_DBL_MAX;
@@ -114,11 +131,12 @@ lp_solution solve_lp(const lp_problem& p, bool use_barrier) {
         element.push_back(cons[k].second);
       }
     }
-    const double wa = w(o.job) * o.value;
-    if (K == 0) obj[static_cast<size_t>(start.size() - 1)] = wa;
-    for (int k = 0; k < K && wa != 0.0; ++k) {  // z_i - w_i s_k t_i <= ...
+    if (K == 0) obj[static_cast<size_t>(start.size() - 1)] = w(o.job) * o.value;
+    for (int k = 0; k < K; ++k) {
+      const double coefficient = slope(o.job, k) * o.value;
+      if (coefficient == 0.0) continue;
       index.push_back(n + m + o.job * K + k);
-      element.push_back(-wa * (pwl ? p.pieces[static_cast<size_t>(k)].first : 1.0));
+      element.push_back(-coefficient);
     }
     start.push_back(static_cast<CoinBigIndex>(index.size()));
   }
@@ -131,8 +149,7 @@ lp_solution solve_lp(const lp_problem& p, bool use_barrier) {
       const int r = n + m + i * K + k;
       index.push_back(r);
       element.push_back(1.0);
-      row_up[static_cast<size_t>(r)] = tp ? -w(i) * p.target[static_cast<size_t>(i)]
-                                          : w(i) * p.pieces[static_cast<size_t>(k)].second;
+      row_up[static_cast<size_t>(r)] = intercept(i, k);
     }
     start.push_back(static_cast<CoinBigIndex>(index.size()));
   }

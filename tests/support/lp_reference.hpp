@@ -6,7 +6,9 @@
 //   resource)
 //
 // f_i(t) = w_i t (linear), w_i min(t - T_i, 0) (target_priority, epigraph z_i <= 0,
-// z_i <= w_i (t_i - T_i)), or w_i min_k (slope_k t + intercept_k) (piecewise_linear, epigraph).
+// z_i <= w_i (t_i - T_i)), w_i min_k (slope_k t + intercept_k) (piecewise_linear, epigraph), or
+// w_i t - M max(T_i - t, 0) (linear_with_floor, epigraph z_i <= w_i t_i,
+// z_i <= (w_i + M) t_i - M T_i).
 #pragma once
 
 #include <utility>
@@ -16,7 +18,7 @@
 
 namespace popalloc_test {
 
-enum class lp_utility { linear, target_priority, piecewise_linear };
+enum class lp_utility { linear, target_priority, piecewise_linear, linear_with_floor };
 
 struct lp_option {
   int job;       // 0..n_jobs-1
@@ -31,14 +33,16 @@ struct lp_problem {
   std::vector<double> capacity;    // size m, >= 0
   std::vector<lp_option> options;  // any order
   std::vector<double> weight;      // size n (empty = all 1), >= 0
-  std::vector<double> target;      // size n (target_priority only)
+  std::vector<double> target;      // size n (target_priority and linear_with_floor)
+  double penalty = 0.0;            // M >= 0 (linear_with_floor)
   lp_utility utility = lp_utility::linear;
   std::vector<std::pair<double, double>> pieces;  // (slope, intercept) for piecewise_linear
 };
 
 // Dense special case: option index i*m + j is job i on resource j (value A_ij, consumption D_ij of
 // resource j; D = all ones if demand is null). Every (i, j) is present, also when A_ij = 0 (such an
-// option is useless). weight of size 0 means all ones; target is required for target_priority.
+// option is useless). weight of size 0 means all ones; target is required for target_priority and
+// linear_with_floor.
 lp_problem make_dense_lp(const Eigen::MatrixXd& A, const Eigen::VectorXd& capacity,
                          const Eigen::VectorXd& weight, const Eigen::VectorXd* target, lp_utility u,
                          const Eigen::MatrixXd* demand = nullptr);

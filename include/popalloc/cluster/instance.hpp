@@ -37,6 +37,10 @@ struct instance {
   Eigen::VectorXd proportional;
   Eigen::VectorXd proportional_true;  ///< P_i with the true throughputs
   Eigen::VectorXd isolated_throughput;
+  /// SLO throughput floor in model throughputs (max-throughput): the rate that finishes the
+  /// remaining steps by the deadline arrival + slo * duration, duration = total_steps /
+  /// T_i,reference (Gavel); 0: no SLO; +inf: the deadline has passed.
+  Eigen::VectorXd slo_floor;
   std::vector<char> schedulable;  ///< some type with T > 0 and s_i <= n_w on the whole cluster
 
   Eigen::Index jobs() const { return model_throughput.rows(); }
@@ -51,7 +55,7 @@ struct instance {
     out.model_throughput.resize(n, m);
     for (Eigen::VectorXd* v :
          {&out.scale, &out.weight, &out.remaining, &out.elapsed, &out.isolated_time, &out.arrival,
-          &out.proportional, &out.proportional_true, &out.isolated_throughput})
+          &out.proportional, &out.proportional_true, &out.isolated_throughput, &out.slo_floor})
       v->resize(n);
     out.schedulable.resize(members.size());
     for (Eigen::Index r = 0; r < n; ++r) {
@@ -67,6 +71,7 @@ struct instance {
       out.proportional[r] = proportional[i];
       out.proportional_true[r] = proportional_true[i];
       out.isolated_throughput[r] = isolated_throughput[i];
+      out.slo_floor[r] = slo_floor[i];
       out.schedulable[static_cast<std::size_t>(r)] = schedulable[static_cast<std::size_t>(i)];
     }
     out.capacity = share;
@@ -107,7 +112,7 @@ inline instance prepare_instance(const std::vector<job>& jobs, const gpu_cluster
   in.model_throughput = Eigen::MatrixXd::Zero(n, m);
   for (Eigen::VectorXd* v :
        {&in.scale, &in.weight, &in.remaining, &in.elapsed, &in.isolated_time, &in.arrival,
-        &in.proportional, &in.proportional_true, &in.isolated_throughput})
+        &in.proportional, &in.proportional_true, &in.isolated_throughput, &in.slo_floor})
     v->resize(n);
   in.capacity.resize(m);
   for (Eigen::Index w = 0; w < m; ++w)
@@ -149,6 +154,11 @@ inline instance prepare_instance(const std::vector<job>& jobs, const gpu_cluster
     }
     in.proportional_true[i] = p_true;
     in.proportional[i] = p;
+    in.slo_floor[i] = 0.0;
+    if (j.slo > 0.0 && in.remaining[i] > 0.0) {
+      const double time_left = j.slo * j.total_steps / reference_value - j.elapsed_time;
+      in.slo_floor[i] = time_left > 0.0 ? in.remaining[i] / time_left : HUGE_VAL;
+    }
   }
   const Eigen::MatrixXd iso = isolated_allocation(in.model_throughput, in.scale, in.capacity);
   for (Eigen::Index i = 0; i < n; ++i)

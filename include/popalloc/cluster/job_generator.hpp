@@ -29,6 +29,8 @@ struct generator_options {
   double jobs_per_hour = 0.0;
   /// GPU type whose throughput converts a duration to steps (Gavel: "v100").
   std::string reference_gpu = "v100";
+  /// Draw an SLO in {1.2, 2, 10} with probability 1/3 each (Gavel's SLO mode); false: none.
+  bool slos = false;
 };
 
 /// \brief One generated job, like a row of Gavel's job table.
@@ -39,15 +41,17 @@ struct generated_job {
   double total_steps = 0.0;  ///< duration * T_reference(job type, s)
   double priority_weight = 1.0;
   double arrival_time = 0.0;  ///< seconds
+  double slo = -1.0;          ///< deadline = arrival + slo * duration; <= 0: none
 };
 
 /// \brief Generates `count` jobs. Per job, in Gavel's order: scale factor r ~ U(0,1) (2 if
 /// 0.7 <= r <= 0.8, 4 if 0.8 < r <= 0.95, 8 if r > 0.95, else 1); duration 60 * 10^U(1.5, 3) s
 /// with probability 0.8, else 60 * 10^U(3, 4) s; job type uniform over the table's
 /// scale-factor-1 types, redrawn until (type, s) is in the table (Gavel redraws until the template
-/// is distributed); priority; arrival gap. The draws use popalloc's portable random source, so a
-/// seed gives the same jobs everywhere (not Gavel's exact draws: Python's RNG differs).
-/// \throws invalid_problem if the table has no job types or no reference-GPU entry for a key.
+/// is distributed); priority; arrival gap; the SLO from a separate stream. The draws use popalloc's
+/// portable random source, so a seed gives the same jobs everywhere (not Gavel's exact draws:
+/// Python's RNG differs). \throws invalid_problem if the table has no job types or no reference-GPU
+/// entry for a key.
 inline std::vector<generated_job> generate_jobs(std::int64_t count, const throughput_table& table,
                                                 const generator_options& options = {}) {
   if (count < 0) throw invalid_problem("cannot generate a negative number of jobs");
@@ -56,6 +60,8 @@ inline std::vector<generated_job> generate_jobs(std::int64_t count, const throug
   const std::vector<std::string> types = table.job_types();
   if (types.empty()) throw invalid_problem("the throughput table has no scale-factor-1 job types");
   pop::random_source rng(options.seed);
+  // SLOs come from a stream of their own, so turning them on leaves the other draws unchanged.
+  pop::random_source slo_rng(options.seed ^ 0x510c0ffee5105105ULL);
   std::vector<generated_job> out;
   out.reserve(static_cast<std::size_t>(count));
   double clock = 0.0;
@@ -93,6 +99,10 @@ inline std::vector<generated_job> generate_jobs(std::int64_t count, const throug
                             options.reference_gpu + "'");
     g.total_steps = std::round(g.duration * reference);
     if (options.multi_priority && rng.unit() < 0.2) g.priority_weight = 5.0;
+    if (options.slos) {
+      static constexpr double choices[3] = {1.2, 2.0, 10.0};
+      g.slo = choices[slo_rng.below(3)];
+    }
     if (options.jobs_per_hour > 0.0) {
       if (i > 0) clock += -std::log(1.0 - rng.unit()) * 3600.0 / options.jobs_per_hour;
       g.arrival_time = clock;
@@ -114,6 +124,7 @@ inline std::vector<job> jobs_from_generated(const std::vector<generated_job>& ro
                      cluster);
     j.arrival_time = g.arrival_time;
     j.priority_weight = g.priority_weight;
+    j.slo = g.slo;
     out.push_back(std::move(j));
   }
   return out;

@@ -9,7 +9,8 @@
 /// functions and instance / level_bisection internals may change.
 ///
 /// How each policy maps to the core solver (docs/cluster-scheduling.md has the derivations):
-///   max-throughput         linear utility on A_iw = T_iw / cost_w, job demand s_i
+///   max-throughput         linear utility on A_iw = T_iw / cost_w, job demand s_i; with SLO
+///                          floors the exact penalty linear_with_floor (solve_with_slo_floors)
 ///   proportional fairness  log utility, weight w_i, on A_iw = T_iw / P_i
 ///   max-min fairness       bisection on the level L; each step a target-priority solve
 ///                          (level_bisection.hpp); then water filling: bottleneck jobs are frozen
@@ -45,7 +46,9 @@
 #include "popalloc/pop/pop_solver.hpp"
 #include "popalloc/pop/split.hpp"
 #include "popalloc/utility/linear.hpp"
+#include "popalloc/utility/linear_with_floor.hpp"
 #include "popalloc/utility/log.hpp"
+#include "popalloc/utility/target_priority.hpp"
 
 namespace popalloc::cluster {
 namespace detail {
@@ -59,6 +62,7 @@ struct policy_outcome {
   int solves = 0;
   int levels = 0;
   Eigen::VectorXd prices;
+  bool slo_floors_dropped = false;
 };
 
 inline double inf() { return std::numeric_limits<double>::infinity(); }
@@ -345,6 +349,88 @@ inline policy_outcome solve_level_policy(const instance& in, const policy_option
   return out;
 }
 
+/// Whether the SLO floors L_q can all be met, to `tolerance`: maximises
+/// sum_q min(t_q / L_q - 1, 0) (target priority, weight 1 / L_q). The dual bound certifies
+/// infeasibility when it is below -tolerance; an undecided solve counts as feasible.
+inline bool slo_floors_feasible(const dense_problem<double>& d, const Eigen::VectorXd& floors,
+                                solver_options s, double tolerance, policy_outcome& out) {
+  dense_problem<double> check = d;
+  check.target = floors;
+  check.weight = Eigen::VectorXd::Zero(floors.size());
+  for (Eigen::Index q = 0; q < floors.size(); ++q)
+    if (floors[q] > 0.0) check.weight[q] = 1.0 / floors[q];
+  s.relative_gap = 0.0;
+  s.absolute_gap = tolerance;
+  s.warm_start_prices.resize(0);
+  const solve_result r = popalloc::solve(check, utility::target_priority{}, s);
+  ++out.solves;
+  return !(r.dual_bound < -tolerance);
+}
+
+/// Max-throughput with SLO floors t_i >= L_i: the exact penalty sum_i t_i - M max(L_i - t_i, 0)
+/// (utility::linear_with_floor). For M above every floor's multiplier the penalised optimum is
+/// the constrained one; a job's multiplier is (price per GPU of its type) / (its throughput per
+/// GPU) - 1, so M starts at a few times the ratio of the best throughput per GPU to the floor
+/// jobs' and grows 16-fold (warm-started) while a floor is missed. A missed floor first triggers
+/// a feasibility solve (slo_floors_feasible); floors that cannot all be met, or that exceed what
+/// a job gets alone on its best type, are dropped and the problem solved without them, as
+/// Gavel does. The penalised objective carries M sum_i L_i, so the solves stop at an absolute
+/// gap of tolerance times a bound on the total throughput instead of a relative one.
+inline solve_result solve_with_slo_floors(dense_problem<double>& d, const Eigen::VectorXd& floors,
+                                          solver_options s, double tolerance, policy_outcome& out) {
+  const Eigen::Index k = d.throughput.rows();
+  double best_per_gpu = 0.0, worst_floor_job = HUGE_VAL, rate_bound = 0.0;
+  bool reachable = true;
+  for (Eigen::Index q = 0; q < k; ++q) {
+    const double best = d.throughput.row(q).maxCoeff();
+    best_per_gpu = std::max(best_per_gpu, best / d.job_demand[q]);
+    if (!(floors[q] > 0.0)) continue;
+    worst_floor_job = std::min(worst_floor_job, best / d.job_demand[q]);
+    if (!(floors[q] <= best)) reachable = false;
+  }
+  for (Eigen::Index w = 0; w < d.throughput.cols(); ++w) {
+    double rate = 0.0;  // the best throughput per GPU of type w
+    for (Eigen::Index q = 0; q < k; ++q)
+      rate = std::max(rate, d.throughput(q, w) / d.job_demand[q]);
+    rate_bound += d.capacity[w] * rate;
+  }
+  const solver_options base = s;
+  s.relative_gap = 0.0;
+  s.absolute_gap = tolerance * rate_bound;
+  // A floor counts as met when the shortfall is within the solve's own accuracy.
+  const double met = 10.0 * tolerance;
+  auto shortfall = [&](const solve_result& r) {
+    Eigen::MatrixXd x = Eigen::MatrixXd::Zero(k, d.throughput.cols());
+    std::vector<Eigen::Index> identity(static_cast<std::size_t>(k));
+    std::iota(identity.begin(), identity.end(), Eigen::Index{0});
+    scatter_allocation(r, identity, x);
+    double worst = -HUGE_VAL;
+    for (Eigen::Index q = 0; q < k; ++q)
+      if (floors[q] > 0.0)
+        worst = std::max(worst, (floors[q] - d.throughput.row(q).dot(x.row(q))) / floors[q]);
+    return worst;
+  };
+  if (reachable) {
+    d.target = floors;
+    double penalty = 4.0 * best_per_gpu / worst_floor_job;
+    bool checked = false;
+    for (int attempt = 0; attempt < 4; ++attempt, penalty *= 16.0) {
+      solve_result r = popalloc::solve(d, utility::linear_with_floor{penalty}, s);
+      ++out.solves;
+      if (shortfall(r) <= met) return r;
+      if (!checked) {
+        checked = true;
+        if (!slo_floors_feasible(d, floors, base, met, out)) break;
+      }
+      s.warm_start_prices = r.prices;
+    }
+    d.target.resize(0);
+  }
+  out.slo_floors_dropped = true;
+  ++out.solves;
+  return popalloc::solve(d, utility::linear{}, base);
+}
+
 /// Max-throughput and proportional fairness: one separable solve.
 inline policy_outcome solve_separable_policy(const instance& in, const policy_options& o,
                                              int threads) {
@@ -367,7 +453,13 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
   if (o.policy == policy_kind::max_throughput) {
     for (Eigen::Index w = 0; w < in.types(); ++w)
       d.throughput.col(w) /= o.gpu_cost.empty() ? 1.0 : o.gpu_cost[static_cast<std::size_t>(w)];
-    r = popalloc::solve(d, utility::linear{}, s);
+    const Eigen::VectorXd floors = rows_of(in.slo_floor, rows);
+    if (o.slo_floors && (floors.array() > 0.0).any()) {
+      r = solve_with_slo_floors(d, floors, s, o.tolerance, out);
+    } else {
+      r = popalloc::solve(d, utility::linear{}, s);
+      out.solves = 1;
+    }
   } else {
     d.weight = rows_of(in.weight, rows);
     for (Eigen::Index q = 0; q < k; ++q) {
@@ -377,6 +469,7 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
     // (an average relative throughput error of `tolerance`).
     s.absolute_gap = o.tolerance * d.weight.sum();
     r = popalloc::solve(d, utility::log{}, s);
+    out.solves = 1;
   }
   Eigen::MatrixXd sub = Eigen::MatrixXd::Zero(k, in.types());
   std::vector<Eigen::Index> identity(rows.size());
@@ -384,7 +477,6 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
   detail::scatter_allocation(r, identity, sub);
   out.x = scatter_rows(sub, rows, in.jobs());
   out.status = r.status;
-  out.solves = 1;
   out.bound = r.dual_bound + offset;
   out.prices = r.prices;
   out.objective = policy_objective(in, o, out.x);
@@ -476,6 +568,12 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
   const auto start = std::chrono::steady_clock::now();
   detail::validate_options(options, cluster);
   const instance in = prepare_instance(jobs, cluster, options);
+  const bool slo_floors = options.policy == policy_kind::max_throughput && options.slo_floors &&
+                          (in.slo_floor.array() > 0.0).any();
+  if (slo_floors && !options.gpu_cost.empty())
+    throw invalid_options(
+        "SLO floors are on throughput and cannot be combined with GPU costs (throughput per "
+        "cost); set slo_floors = false or give no costs");
   cluster_allocation out;
   out.policy = options.policy;
   out.heterogeneity_agnostic = options.heterogeneity_agnostic;
@@ -528,6 +626,7 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
       result.status = detail::worse_status(result.status, part.status);
       result.solves += part.solves;
       result.levels = std::max(result.levels, part.levels);
+      result.slo_floors_dropped = result.slo_floors_dropped || part.slo_floors_dropped;
       if (part.prices.size() != 0) result.prices = part.prices;
     }
     result.objective = detail::policy_objective(in, options, result.x);
@@ -543,7 +642,18 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
   out.core_solves = result.solves;
   out.water_filling_levels = result.levels;
   out.prices = result.prices;
+  out.slo_floors_dropped = result.slo_floors_dropped;
   const Eigen::Index n = in.jobs();
+  if (slo_floors) {
+    out.slo_worst_shortfall = -HUGE_VAL;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (!(in.slo_floor[i] > 0.0) || !in.schedulable[static_cast<std::size_t>(i)]) continue;
+      ++out.slo_jobs;
+      const double et = in.model_throughput.row(i).dot(out.fraction.row(i));
+      out.slo_worst_shortfall =
+          std::max(out.slo_worst_shortfall, (in.slo_floor[i] - et) / in.slo_floor[i]);
+    }
+  }
   out.effective_throughput.resize(n);
   out.normalized_throughput.resize(n);
   out.proportional_throughput = in.proportional_true;

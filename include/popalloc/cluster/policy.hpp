@@ -81,6 +81,13 @@ struct policy_options {
   double water_filling_threshold = 1e-4;
   /// Max-throughput only: price per GPU of each type (cluster order); empty: all 1.
   std::vector<double> gpu_cost;
+  /// Max-throughput only: a job with an SLO (job::slo > 0) must run at least at the throughput
+  /// that finishes its remaining steps by its deadline, arrival + slo * duration with
+  /// duration = total_steps / T_i,reference (Gavel's max_sum_throughput_perf_SLOs). When the
+  /// floors cannot all be met the policy is solved without them, as Gavel does
+  /// (cluster_allocation::slo_floors_dropped). Floors are on throughput, so they cannot be
+  /// combined with gpu_cost (invalid_options).
+  bool slo_floors = true;
   /// Accuracy: relative width of the certified bracket [objective, bound] for the level
   /// policies (max-min, makespan, finish-time fairness), relative duality gap for the others.
   double tolerance = 1e-6;
@@ -121,7 +128,13 @@ struct cluster_allocation {
   solve_status status = solve_status::not_solved;  ///< worst core-solver status seen
   int core_solves = 0;                             ///< popalloc::solve calls
   int water_filling_levels = 0;                    ///< max-min with water filling: levels solved
-  double seconds = 0.0;                            ///< wall time of allocate()
+  /// Max-throughput with SLO floors: jobs with a floor; whether the floors could not all be met
+  /// and were dropped (in any POP part); the largest relative shortfall (floor - ET) / floor
+  /// over those jobs (<= 0: every floor met; NaN: no floors).
+  std::int64_t slo_jobs = 0;
+  bool slo_floors_dropped = false;
+  double slo_worst_shortfall = std::numeric_limits<double>::quiet_NaN();
+  double seconds = 0.0;    ///< wall time of allocate()
   Eigen::VectorXd prices;  ///< last core-solver prices per GPU type (for warm starts)
   // POP accounting (pop_parts > 1): per-part wall times.
   int pop_parts = 1;

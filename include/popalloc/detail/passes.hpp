@@ -229,13 +229,21 @@ struct evaluate_pass {
     regularized_state r;
     if constexpr (Utility::piecewise_linear) {
       const double w = utility.marginal(0.0, job);
-      r = regularized_response(options, kappa, w, utility.saturation(job), previous);
+      double saturation = utility.saturation(job);
+      double w_beyond = saturation < HUGE_VAL ? utility.marginal(saturation, job) : 0.0;
+      if (!(w_beyond < w)) saturation = HUGE_VAL, w_beyond = 0.0;  // one slope after all
+      r = regularized_response(options, kappa, w, saturation, previous, w_beyond);
       if (r.unsaturated_best >= 0) {
-        const double gain =
-            w * options.value(r.unsaturated_best) - options.cost(r.unsaturated_best);
-        exact_excess = utility.value(0.0, job) + (gain > 0.0 ? gain : 0.0);
+        const double a = options.value(r.unsaturated_best);
+        const double k = options.cost(r.unsaturated_best);
+        if (r.beyond) {
+          exact_excess = utility.value(0.0, job) + (w - w_beyond) * saturation + w_beyond * a - k;
+        } else {
+          const double gain = w * a - k;
+          exact_excess = utility.value(0.0, job) + (gain > 0.0 ? gain : 0.0);
+        }
       }
-      if (slope_memory != nullptr) slope_memory[i] = r.saturated ? r.nu : 0.0;
+      if (slope_memory != nullptr) slope_memory[i] = r.saturated || r.beyond ? r.nu : 0.0;
     } else {
       r = smooth_regularized_response(options, kappa, utility, job,
                                       previous > 0.0 ? previous : nu_guess);

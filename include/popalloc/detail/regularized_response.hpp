@@ -8,10 +8,10 @@
 /// their optima) split their time continuously instead of jumping, and the allocation at the
 /// smoothed optimum meets every capacity. For a fixed slope nu the maximiser is the projection of
 /// (nu a - k)/kappa onto the capped simplex; when the unsaturated answer overshoots T the slope
-/// nu in [0, w] that lands exactly on t = T is found by a safeguarded Newton iteration on the
+/// nu in [w', w] that lands exactly on t = T is found by a safeguarded Newton iteration on the
 /// piecewise-linear, nondecreasing map nu -> t(nu) (piecewise-linear utilities: slope w up to a
-/// saturation throughput T, flat beyond); for strictly concave utilities the slope solves
-/// nu = f'(t(nu)) (smooth_regularized_response).
+/// saturation throughput T, slope w' in [0, w) beyond, w' = 0 being flat); for strictly concave
+/// utilities the slope solves nu = f'(t(nu)) (smooth_regularized_response).
 #pragma once
 
 #include <cmath>
@@ -23,16 +23,22 @@
 
 namespace popalloc::detail {
 
-/// x_o = max(0, (nu a_o - k_o) / kappa - lambda). `saturated`: t = T holds with slope nu < w.
+/// x_o = max(0, (nu a_o - k_o) / kappa - lambda). `saturated`: t = T holds with slope nu in
+/// (w', w). `beyond`: t >= T already at the slope w' > 0 above the saturation throughput, so
+/// nu = w'.
 struct regularized_state {
   double nu = 0.0;
   double lambda = 0.0;  ///< > 0 when the job's time constraint sum x <= 1 binds
   bool saturated = false;
-  /// Piecewise-linear utilities: an option o maximising w a_o - c_o whose a_o is at most the
-  /// saturation throughput T (or whatever o when that maximum is <= 0), or -1. Then the
-  /// unregularised job problem's value is f(0) + max(0, w a_o - c_o) exactly, with no hull walk:
-  /// the job's dual in its slope nu in [0, w], f(0) + (w - nu) T + max(0, max_o nu a_o - c_o),
-  /// is convex and does not decrease towards w.
+  bool beyond = false;
+  /// Piecewise-linear utilities: the unregularised job problem's value is
+  /// min over nu in [w', w] of f(0) + (w - nu) T + max(0, max_o nu a_o - c_o), a convex function
+  /// of nu. When it is attained at an end that the response visited, this is the option that
+  /// gives it without a hull walk, or -1. Not beyond: an option maximising w a_o - c_o whose
+  /// a_o <= T (or whatever o when that maximum is <= 0), so the function does not decrease
+  /// towards w and the value is f(0) + max(0, w a_o - c_o). Beyond: an option maximising
+  /// w' a_o - c_o > 0 with a_o >= T, so the function does not increase from w' and the value is
+  /// f(0) + (w - w') T + w' a_o - c_o.
   std::int32_t unsaturated_best = -1;
 };
 
@@ -328,13 +334,15 @@ POPALLOC_HD inline double step_past(const response_piece& piece, bool up, double
   return next;
 }
 
-/// Solves the regularised best response for slope w and saturation throughput `saturation`.
-/// `nu_guess`: the slope the job saturated at in the previous evaluation (0: it did not).
+/// Solves the regularised best response for slope w up to the saturation throughput
+/// `saturation` and slope `w_beyond` in [0, w) above it. `nu_guess`: the slope the job had in the
+/// previous evaluation when it was saturated or beyond (0: neither).
 template <class Job>
 POPALLOC_HD inline regularized_state regularized_response(const Job& job, double kappa, double w,
-                                                          double saturation,
-                                                          double nu_guess = 0.0) {
-  double lo = 0.0, hi = w;  // bracket of the saturating slope: t(lo) <= T < t(hi)
+                                                          double saturation, double nu_guess = 0.0,
+                                                          double w_beyond = 0.0) {
+  double lo = w_beyond, hi = w;  // bracket of the saturating slope: t(lo) <= T < t(hi)
+  const bool two_slopes = w_beyond > 0.0;
   response_piece piece;
   std::int32_t exact_best = -1;  // see regularized_state::unsaturated_best
   auto note_full_slope = [&](const response_piece& at_w) {
@@ -346,9 +354,26 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
     s.unsaturated_best = exact_best;
     return s;
   };
-  if (nu_guess > 0.0 && nu_guess < w) {
+  // With two slopes t(w') may already reach T: the job then stays at slope w' (`beyond`).
+  // Otherwise t(w') < T becomes the lower end of the bracket.
+  auto beyond_at = [&](const response_piece& at_beyond) {
+    regularized_state s = at_beyond.at(w_beyond);
+    s.beyond = true;
+    const std::int32_t o = at_beyond.best;
+    if (o >= 0 && job.value(o) >= saturation && w_beyond * job.value(o) - job.cost(o) > 0.0)
+      s.unsaturated_best = o;
+    return s;
+  };
+  if (two_slopes && nu_guess == w_beyond) {
+    // Beyond last time: check that first.
+    piece = locate_piece(job, kappa, w_beyond);
+    if (!(piece.tau < saturation)) return beyond_at(piece);
+    piece = locate_piece(job, kappa, w);
+    note_full_slope(piece);
+    if (!(piece.tau > saturation)) return finish(piece.at(w));
+  } else if (nu_guess > w_beyond && nu_guess < w) {
     // Saturated last time: start there. t is nondecreasing, so t(guess) > T proves saturation
-    // now; otherwise the slope w decides it.
+    // now (given t(w') < T); otherwise the slope w decides it.
     piece = locate_piece(job, kappa, nu_guess);
     if (!(piece.tau > saturation)) {
       // t reaches T on this piece below w: that proves saturation and is the answer.
@@ -364,13 +389,20 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
       note_full_slope(at_w);
       if (!(at_w.tau > saturation)) return finish(at_w.at(w));
       lo = nu_guess;
+    } else if (two_slopes) {
+      const response_piece at_beyond = locate_piece(job, kappa, w_beyond);
+      if (!(at_beyond.tau < saturation)) return beyond_at(at_beyond);
     }
   } else {
     piece = locate_piece(job, kappa, w);
     note_full_slope(piece);
     if (!(piece.tau > saturation)) return finish(piece.at(w));
+    if (two_slopes) {
+      const response_piece at_beyond = locate_piece(job, kappa, w_beyond);
+      if (!(at_beyond.tau < saturation)) return beyond_at(at_beyond);
+    }
   }
-  // Overshoot: find nu in [0, w) with t(nu) = T. t(0) = 0 <= T since costs are >= 0.
+  // Overshoot: find nu in [w', w) with t(nu) = T (t(0) = 0 <= T since costs are >= 0).
   for (int iteration = 0; iteration < 200; ++iteration) {
     const double nu = piece.nu0;
     const double gap = piece.tau - saturation;

@@ -20,8 +20,10 @@
 /// \endcode
 /// in closed form (log does); without it the solver finds that root by a safeguarded Newton
 /// iteration on `marginal` and `curvature`.
-/// A piecewise-linear utility must have the shape f(t) = f'(0) min(t, T) + constant (slope
-/// `marginal(0)` up to a saturation throughput T, flat beyond) and also provide
+/// A piecewise-linear utility must have the shape
+/// f(t) = f(0) + f'(0) min(t, T) + f'(T) max(t - T, 0) with 0 <= f'(T) <= f'(0) (slope
+/// `marginal(0)` up to a saturation throughput T, slope `marginal(T)` beyond: flat for
+/// target_priority, the weight for linear_with_floor) and also provide
 /// \code
 ///   double saturation(const job_parameters&) const;  // T, or HUGE_VAL for none
 /// \endcode
