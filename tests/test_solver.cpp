@@ -118,6 +118,50 @@ TEST_CASE("[popalloc] warm start from the previous round converges in fewer iter
   SUBCASE("linear") { check(popalloc::utility::linear{}); }
 }
 
+TEST_CASE(
+    "[popalloc] a large cold solve starts from a sample's prices: same optimum, fewer passes") {
+  const auto p = popalloc_test::random_problem(200000, 8, 11);
+  popalloc::solver_options on, off;
+  on.relative_gap = off.relative_gap = 1e-4;
+  off.sample_start = false;
+  auto check = [&](const auto& u) {
+    const auto a = popalloc::solve<popalloc_test::test_backend>(p, u, on);
+    const auto b = popalloc::solve<popalloc_test::test_backend>(p, u, off);
+    REQUIRE(a.status == solve_status::converged);
+    REQUIRE(b.status == solve_status::converged);
+    CHECK(a.sample_iterations > 0);
+    CHECK(b.sample_iterations == 0);
+    CHECK(a.iterations < b.iterations);  // passes over all jobs
+    // Both are certified to 1e-4: each one's allocation is below the other's bound.
+    CHECK(a.primal_objective <= b.dual_bound + 1e-12 * std::abs(b.dual_bound));
+    CHECK(b.primal_objective <= a.dual_bound + 1e-12 * std::abs(a.dual_bound));
+    CHECK(popalloc_test::allocation_violation(p, a) <= 0.0);
+    auto warm = on;  // given prices take precedence over the sample
+    warm.warm_start_prices = a.prices;
+    CHECK(popalloc::solve<popalloc_test::test_backend>(p, u, warm).sample_iterations == 0);
+  };
+  SUBCASE("target priority") { check(popalloc::utility::target_priority{}); }
+  SUBCASE("linear") { check(popalloc::utility::linear{}); }
+  SUBCASE("log") { check(popalloc::utility::log{}); }
+}
+
+TEST_CASE("[popalloc] the sample keeps every per-job field and scales the capacities") {
+  auto p = popalloc_test::random_problem(1000, 3, 2);
+  p.job_demand = Eigen::VectorXd::LinSpaced(1000, 1.0, 2.0);
+  const auto s = popalloc::detail::sample_jobs(p, 50);
+  REQUIRE(s.jobs() == 20);  // jobs 25, 75, ..., 975
+  for (Eigen::Index k = 0; k < s.jobs(); ++k) {
+    const Eigen::Index i = 25 + 50 * k;
+    CHECK(s.throughput.row(k) == p.throughput.row(i));
+    CHECK(s.weight[k] == p.weight[i]);
+    CHECK(s.target[k] == p.target[i]);
+    CHECK(s.job_demand[k] == p.job_demand[i]);
+  }
+  CHECK(s.demand.size() == 0);
+  CHECK((s.capacity - p.capacity * 0.02).cwiseAbs().maxCoeff() <= 1e-12);
+  CHECK(popalloc::detail::sample_stride(p) == 0);  // too small to sample
+}
+
 TEST_CASE("[popalloc] every stopping status is reachable") {
   const auto p = popalloc_test::random_problem(5000, 8, 11);
   const popalloc::utility::log u;

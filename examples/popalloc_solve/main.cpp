@@ -84,10 +84,14 @@ Model and solver:
                            whole problem (default 1: solve the whole problem at once)
   --warm-start FILE        start from the prices of an earlier --output file (or of a JSON
                            object mapping every resource name to its price)
+  --no-sample-start        cold starts of large problems (>= 65,536 jobs and 1.5e6 entries)
+                           normally begin from the prices of a solve of every 50th job; this
+                           starts from the equal-share estimate instead
 
 Output:
   --output FILE            result as JSON: status, objective, dual_bound, relative_gap,
-                           iterations, seconds, n_jobs, n_resources, max_capacity_violation,
+                           iterations, sample_iterations, seconds, n_jobs, n_resources,
+                           max_capacity_violation,
                            pop_parts, utility, prices (resource name -> price)
   --allocation FILE        allocation as CSV: id,resource,fraction (one row per x_ij > 0)
   --quiet                  no progress and no summary line
@@ -138,6 +142,7 @@ constexpr option_spec kOptions[] = {
     {"mpi-timeout", true},
     {"mpi-sums", true},
     {"quiet", false},
+    {"no-sample-start", false},
     {"help", false},
     {"version", false},
     // Hidden: times reading --jobs/--resources and exits (the CLI tests report the speed).
@@ -298,6 +303,7 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   if (!result.output_path.empty() && result.output_path == result.allocation_path)
     usage_error("--output and --allocation name the same file");
   result.quiet = given.count("quiet") != 0;
+  if (given.count("no-sample-start") != 0) result.options.sample_start = false;
   result.benchmark_read = given.count("benchmark-read") != 0;
   if (result.benchmark_read && result.generate)
     usage_error("--benchmark-read needs --jobs and --resources");
@@ -478,10 +484,14 @@ int run(int argc, char** argv) {
 
   if (!config.quiet) {
     std::printf(
-        "status %s  objective %.10g  dual bound %.10g  relative gap %.3e  iterations %d  "
+        "status %s  objective %.10g  dual bound %.10g  relative gap %.3e  iterations %d%s  "
         "seconds %.3f\n",
         popalloc::to_string(result.status), result.primal_objective, result.dual_bound,
-        result.relative_gap, result.iterations, summary.solve_seconds);
+        result.relative_gap, result.iterations,
+        result.sample_iterations > 0
+            ? (" (+" + std::to_string(result.sample_iterations) + " on a sample)").c_str()
+            : "",
+        summary.solve_seconds);
     std::fflush(stdout);
   }
   if (!config.output_path.empty()) write_result_json(config.output_path, data, result, summary);

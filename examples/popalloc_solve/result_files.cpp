@@ -39,6 +39,7 @@ void write_result_json(const std::string& path, const instance& data,
   number("dual_bound", result.dual_bound);
   number("relative_gap", result.relative_gap);
   integer("iterations", result.iterations);
+  integer("sample_iterations", result.sample_iterations);
   number("seconds", summary.solve_seconds);
   integer("n_jobs", summary.n_jobs >= 0 ? summary.n_jobs : data.problem.jobs());
   integer("n_resources", data.problem.resources());

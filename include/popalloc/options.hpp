@@ -31,6 +31,10 @@ struct solver_options {
   Eigen::VectorXd warm_start_prices;
   /// Call the progress callback every this many dual evaluations.
   int callback_every = 1;
+  /// Dense problems with at least 65,536 jobs and no warm_start_prices: start from the prices of
+  /// a solve of every 50th job (capacities scaled alike) instead of the equal-share estimate.
+  /// Only the starting point changes (docs/method.md "Sample start").
+  bool sample_start = true;
 
   /// \brief Throws invalid_options when a field is out of range.
   void validate() const {

@@ -32,13 +32,18 @@ struct solve_timings {
   double setup_seconds = 0.0;     ///< validation, data layout, initial prices
   double solve_seconds = 0.0;     ///< price iterations and primal recovery
   double evaluate_seconds = 0.0;  ///< part of solve_seconds spent in dual evaluations
+  double sample_seconds = 0.0;    ///< part of setup_seconds spent solving the sample
 };
 
 /// \brief Result of a solve. Objective values are sums of f_i(t_i) (maximization).
 struct solve_result {
   solve_status status = solve_status::not_solved;
-  int iterations = 0;        ///< dual evaluations (passes over all jobs)
+  int iterations = 0;  ///< dual evaluations (passes over all jobs)
+  /// Dual evaluations of the sample that chose the starting prices (solver_options::
+  /// sample_start; each a pass over the sampled jobs only), 0 when none.
+  int sample_iterations = 0;
   int smoothing_stages = 0;  ///< continuation stages used (0 for strictly concave utilities)
+  double smoothing = 0.0;    ///< relative smoothing level at the end (docs/method.md)
   /// Utility of the returned allocation, which is always feasible.
   double primal_objective = std::numeric_limits<double>::quiet_NaN();
   /// Lowest dual value g(p) seen: an upper bound on the optimum.

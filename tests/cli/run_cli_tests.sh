@@ -68,7 +68,8 @@ def capacities(resources_csv):
 def cmd_result(path, utility, resources_csv):
     r = load_result(path)
     errors = []
-    for key in ["status", "objective", "dual_bound", "relative_gap", "iterations", "seconds",
+    for key in ["status", "objective", "dual_bound", "relative_gap", "iterations",
+                "sample_iterations", "seconds",
                 "n_jobs", "n_resources", "prices", "max_capacity_violation"]:
         if key not in r:
             errors.append("missing key " + key)
@@ -132,6 +133,21 @@ def cmd_not_more_iterations(warm, cold):
         errors.append("warm start status " + w["status"])
     if w["iterations"] > c["iterations"]:
         errors.append("warm start took %d iterations, cold %d" % (w["iterations"], c["iterations"]))
+    return errors
+
+def cmd_sample_start(on, off):
+    # A cold start from a sample's prices: fewer passes over all jobs, the same optimum to the
+    # tolerance (both certified to 1e-4).
+    a, b = load_result(on), load_result(off)
+    errors = []
+    if a["status"] != "converged" or b["status"] != "converged":
+        errors.append("statuses %s, %s" % (a["status"], b["status"]))
+    if not (a["sample_iterations"] > 0 and b["sample_iterations"] == 0):
+        errors.append("sample_iterations %r, %r" % (a["sample_iterations"], b["sample_iterations"]))
+    if not a["iterations"] < b["iterations"]:
+        errors.append("iterations %r with the sample, %r without" % (a["iterations"], b["iterations"]))
+    if not (a["objective"] <= b["dual_bound"] and b["objective"] <= a["dual_bound"]):
+        errors.append("objectives %r, %r outside the other's bound" % (a["objective"], b["objective"]))
     return errors
 
 def cmd_pop_close(pop, full, resources_csv):
@@ -282,6 +298,11 @@ check "warm start: converged in no more iterations than cold" \
 py prices_only linear.json prices.json >/dev/null
 run --generate 2000,6 --seed 7 --utility linear --warm-start prices.json --output warm2.json --quiet
 check "warm start from a bare prices object" py not_more_iterations warm2.json linear.json
+
+# ---- Sample start (cold start of a large problem) ------------------------------------------------
+run --generate 100000,16 --seed 2 --utility linear --output sample_on.json --quiet
+run --generate 100000,16 --seed 2 --utility linear --no-sample-start --output sample_off.json --quiet
+check "sample start: fewer full passes, same optimum" py sample_start sample_on.json sample_off.json
 
 # ---- Outputs are replaced atomically --------------------------------------------------------------
 echo SENTINEL >existing.json

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include <popalloc/popalloc.hpp>
 
@@ -49,10 +50,12 @@ inline popalloc::dense_problem<double> random_problem(int n, int m, int seed,
 }
 
 /// Largest violation of x >= 0, per-job sum <= 1 and per-resource usage <= capacity (absolute).
+/// Usage is summed in long double: a plain double sum of a million equal fractions carries a
+/// rounding error (~1e-11 relative) as large as the solver's capacity margin.
 inline double allocation_violation(const popalloc::dense_problem<double>& p,
                                    const popalloc::solve_result& r) {
   double worst = 0.0;
-  Eigen::VectorXd usage = Eigen::VectorXd::Zero(p.resources());
+  std::vector<long double> usage(static_cast<std::size_t>(p.resources()), 0.0L);
   const auto& a = r.allocation;
   if (a.jobs() != static_cast<std::size_t>(p.jobs())) return 1e300;
   for (Eigen::Index i = 0; i < p.jobs(); ++i) {
@@ -65,11 +68,14 @@ inline double allocation_violation(const popalloc::dense_problem<double>& p,
       total += x;
       const double d =
           p.demand.size() ? p.demand(i, j) : (p.job_demand.size() ? p.job_demand[i] : 1.0);
-      usage[j] += d * x;
+      usage[static_cast<std::size_t>(j)] += static_cast<long double>(d) * x;
     }
     worst = std::max(worst, total - 1.0);
   }
-  return std::max(worst, (usage - p.capacity).maxCoeff());
+  for (Eigen::Index j = 0; j < p.resources(); ++j)
+    worst = std::max(worst, static_cast<double>(usage[static_cast<std::size_t>(j)] -
+                                                static_cast<long double>(p.capacity[j])));
+  return worst;
 }
 
 /// sum_i f_i(t_i) of the returned allocation, recomputed from scratch.
