@@ -61,8 +61,8 @@ void scaling_row(const char* name, const Utility& u, int n, int m) {
   const auto p = popalloc_test::random_problem(n, m, 1);
   double seconds = 0.0;
   const auto r = best_of_three(p, u, 1e-3, seconds);
-  std::printf("%-16s %8d %3d %10.4f %6d %10.2e %9s\n", name, n, m, seconds, r.iterations,
-              r.relative_gap, popalloc::to_string(r.status));
+  std::printf("%-16s %8d %3d %10.4f %6d %7d %10.2e %9s\n", name, n, m, seconds, r.iterations,
+              r.sample_iterations, r.relative_gap, popalloc::to_string(r.status));
 }
 
 }  // namespace
@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
   std::printf("(built without COIN-OR CLP: no LP comparison)\n");
 #endif
   std::printf("\npopalloc to a 1e-3 relative gap (best of 3)\n");
-  std::printf("%-16s %8s %3s %10s %6s %10s %9s\n", "utility", "n", "m", "seconds", "evals", "gap",
-              "status");
+  std::printf("%-16s %8s %3s %10s %6s %7s %10s %9s\n", "utility", "n", "m", "seconds", "evals",
+              "sample", "gap", "status");
   const int largest = quick ? 100000 : 1000000;
   for (int n = 1000; n <= largest; n *= 10) {
     scaling_row("target-priority", popalloc::utility::target_priority{}, n, 8);

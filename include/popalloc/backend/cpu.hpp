@@ -29,7 +29,9 @@ namespace detail {
 inline std::int64_t chunk_count(std::int64_t n, std::int32_t width, std::int64_t max_chunks,
                                 std::int64_t min_chunk_jobs) {
   const std::int64_t by_size = (n + min_chunk_jobs - 1) / min_chunk_jobs;
-  const std::int64_t by_memory = std::max<std::int64_t>(1, (std::int64_t{1} << 22) / width);
+  // At least 4 chunks when the jobs allow, so that a wide reduction (thousands of resources:
+  // an m x m Hessian per chunk) still runs in parallel.
+  const std::int64_t by_memory = std::max<std::int64_t>(4, (std::int64_t{1} << 22) / width);
   return std::max<std::int64_t>(1, std::min({by_size, by_memory, max_chunks}));
 }
 
