@@ -425,32 +425,29 @@ solve_result solve(const Problem& problem, const Utility& utility,
         " entries, the problem has " + std::to_string(capacity.size()) + " resources");
   using executor = typename detail::executor_for<Backend>::type;
   solve_result result;
-  const solver_options* effective = &options;
+  solver_options run_options = options;  // the sample start may add starting prices
   double sample_level = 0.0;
-  solver_options sampled;
   if constexpr (detail::is_dense_problem<Problem>::value) {
     const std::int64_t stride = detail::sample_stride(problem);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      const auto sample = detail::sample_jobs(problem, stride);
       solver_options o = options;
       o.sample_start = false;
       o.relative_gap = std::max(options.relative_gap, detail::sample_start_gap);
       o.absolute_gap = options.absolute_gap / static_cast<double>(stride);
-      const solve_result s = solve<Backend>(sample, utility, o);
+      const solve_result s = solve<Backend>(detail::sample_jobs(problem, stride), utility, o);
       result.sample_iterations = s.iterations;
+      result.timings.sample_seconds = clock.seconds();
       // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6:
       // 6 full evaluations instead of 10); piecewise-linear ones gain nothing from it (m = 16:
       // 8 instead of 5) and keep the usual warm-start level.
       if constexpr (!Utility::piecewise_linear) sample_level = s.smoothing;
-      result.timings.sample_seconds = clock.seconds();
-      sampled = options;
-      if (s.prices.allFinite()) sampled.warm_start_prices = s.prices;
-      effective = &sampled;
+      if (s.prices.allFinite()) run_options.warm_start_prices = s.prices;
     }
   }
   try {
     detail::engine<executor, Problem, Utility> engine(problem, utility, executor(options.threads));
-    detail::price_discovery<decltype(engine)> method(engine, capacity, *effective, callback, clock);
+    detail::price_discovery<decltype(engine)> method(engine, capacity, run_options, callback,
+                                                     clock);
     method.start_at_level(sample_level);
     method.run(result);
   } catch (const error&) {

@@ -109,6 +109,18 @@ inline void scatter_allocation(const solve_result& r, const std::vector<Eigen::I
       x(rows[q], a.option[static_cast<std::size_t>(k)]) += a.fraction[static_cast<std::size_t>(k)];
 }
 
+/// The allocation of a dense problem with `jobs` x `types` as a dense matrix (job q -> row q).
+inline Eigen::MatrixXd allocation_matrix(const solve_result& r, Eigen::Index jobs,
+                                         Eigen::Index types) {
+  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(jobs, types);
+  const auto& a = r.allocation;
+  for (std::size_t q = 0; q < a.jobs(); ++q)
+    for (auto k = a.job_offset[q]; k < a.job_offset[q + 1]; ++k)
+      x(static_cast<Eigen::Index>(q), a.option[static_cast<std::size_t>(k)]) +=
+          a.fraction[static_cast<std::size_t>(k)];
+  return x;
+}
+
 }  // namespace detail
 
 /// \brief The level x certifies: min over jobs of level_i(ET_i), where a frozen job that reaches

@@ -349,6 +349,18 @@ inline policy_outcome solve_level_policy(const instance& in, const policy_option
   return out;
 }
 
+/// max over the jobs with a floor L_q > 0 of (L_q - ET_q) / L_q, ET_q = throughput_q . x_q
+/// (-inf when no job has a floor).
+template <class Throughput>
+double worst_floor_shortfall(const Eigen::VectorXd& floors, const Throughput& throughput,
+                             const Eigen::MatrixXd& x) {
+  double worst = -HUGE_VAL;
+  for (Eigen::Index q = 0; q < floors.size(); ++q)
+    if (floors[q] > 0.0)
+      worst = std::max(worst, (floors[q] - throughput.row(q).dot(x.row(q))) / floors[q]);
+  return worst;
+}
+
 /// Whether the SLO floors L_q can all be met, to `tolerance`: maximises
 /// sum_q min(t_q / L_q - 1, 0) (target priority, weight 1 / L_q). The dual bound certifies
 /// infeasibility when it is below -tolerance; an undecided solve counts as feasible.
@@ -400,15 +412,8 @@ inline solve_result solve_with_slo_floors(dense_problem<double>& d, const Eigen:
   // A floor counts as met when the shortfall is within the solve's own accuracy.
   const double met = 10.0 * tolerance;
   auto shortfall = [&](const solve_result& r) {
-    Eigen::MatrixXd x = Eigen::MatrixXd::Zero(k, d.throughput.cols());
-    std::vector<Eigen::Index> identity(static_cast<std::size_t>(k));
-    std::iota(identity.begin(), identity.end(), Eigen::Index{0});
-    scatter_allocation(r, identity, x);
-    double worst = -HUGE_VAL;
-    for (Eigen::Index q = 0; q < k; ++q)
-      if (floors[q] > 0.0)
-        worst = std::max(worst, (floors[q] - d.throughput.row(q).dot(x.row(q))) / floors[q]);
-    return worst;
+    return worst_floor_shortfall(floors, d.throughput,
+                                 allocation_matrix(r, k, d.throughput.cols()));
   };
   if (reachable) {
     d.target = floors;
@@ -471,11 +476,7 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
     r = popalloc::solve(d, utility::log{}, s);
     out.solves = 1;
   }
-  Eigen::MatrixXd sub = Eigen::MatrixXd::Zero(k, in.types());
-  std::vector<Eigen::Index> identity(rows.size());
-  std::iota(identity.begin(), identity.end(), Eigen::Index{0});
-  detail::scatter_allocation(r, identity, sub);
-  out.x = scatter_rows(sub, rows, in.jobs());
+  out.x = scatter_rows(allocation_matrix(r, k, in.types()), rows, in.jobs());
   out.status = r.status;
   out.bound = r.dual_bound + offset;
   out.prices = r.prices;
@@ -645,14 +646,12 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
   out.slo_floors_dropped = result.slo_floors_dropped;
   const Eigen::Index n = in.jobs();
   if (slo_floors) {
-    out.slo_worst_shortfall = -HUGE_VAL;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      if (!(in.slo_floor[i] > 0.0) || !in.schedulable[static_cast<std::size_t>(i)]) continue;
-      ++out.slo_jobs;
-      const double et = in.model_throughput.row(i).dot(out.fraction.row(i));
-      out.slo_worst_shortfall =
-          std::max(out.slo_worst_shortfall, (in.slo_floor[i] - et) / in.slo_floor[i]);
-    }
+    Eigen::VectorXd floors = in.slo_floor;  // the floors the policy applied: schedulable jobs'
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (!in.schedulable[static_cast<std::size_t>(i)]) floors[i] = 0.0;
+    out.slo_jobs = (floors.array() > 0.0).count();
+    out.slo_worst_shortfall =
+        detail::worst_floor_shortfall(floors, in.model_throughput, out.fraction);
   }
   out.effective_throughput.resize(n);
   out.normalized_throughput.resize(n);

@@ -364,10 +364,12 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
       s.unsaturated_best = o;
     return s;
   };
+  bool below_at_lo = !two_slopes;  // t(lo) <= T established (t(0) = 0 <= T with one slope)
   if (two_slopes && nu_guess == w_beyond) {
     // Beyond last time: check that first.
     piece = locate_piece(job, kappa, w_beyond);
     if (!(piece.tau < saturation)) return beyond_at(piece);
+    below_at_lo = true;
     piece = locate_piece(job, kappa, w);
     note_full_slope(piece);
     if (!(piece.tau > saturation)) return finish(piece.at(w));
@@ -389,18 +391,16 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
       note_full_slope(at_w);
       if (!(at_w.tau > saturation)) return finish(at_w.at(w));
       lo = nu_guess;
-    } else if (two_slopes) {
-      const response_piece at_beyond = locate_piece(job, kappa, w_beyond);
-      if (!(at_beyond.tau < saturation)) return beyond_at(at_beyond);
+      below_at_lo = true;
     }
   } else {
     piece = locate_piece(job, kappa, w);
     note_full_slope(piece);
     if (!(piece.tau > saturation)) return finish(piece.at(w));
-    if (two_slopes) {
-      const response_piece at_beyond = locate_piece(job, kappa, w_beyond);
-      if (!(at_beyond.tau < saturation)) return beyond_at(at_beyond);
-    }
+  }
+  if (!below_at_lo) {
+    const response_piece at_beyond = locate_piece(job, kappa, w_beyond);
+    if (!(at_beyond.tau < saturation)) return beyond_at(at_beyond);
   }
   // Overshoot: find nu in [w', w) with t(nu) = T (t(0) = 0 <= T since costs are >= 0).
   for (int iteration = 0; iteration < 200; ++iteration) {
