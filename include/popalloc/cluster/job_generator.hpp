@@ -48,10 +48,10 @@ struct generated_job {
 /// 0.7 <= r <= 0.8, 4 if 0.8 < r <= 0.95, 8 if r > 0.95, else 1); duration 60 * 10^U(1.5, 3) s
 /// with probability 0.8, else 60 * 10^U(3, 4) s; job type uniform over the table's
 /// scale-factor-1 types, redrawn until (type, s) is in the table (Gavel redraws until the template
-/// is distributed); priority; arrival gap; the SLO from a separate stream. The draws use popalloc's
-/// portable random source, so a seed gives the same jobs everywhere (not Gavel's exact draws:
-/// Python's RNG differs). \throws invalid_problem if the table has no job types or no reference-GPU
-/// entry for a key.
+/// is distributed); priority; arrival gap; the SLO from a separate stream. The draws use
+/// popalloc's portable random source, so a seed gives the same jobs everywhere (not Gavel's exact
+/// draws: Python's RNG differs).
+/// \throws invalid_problem if the table has no job types or no reference-GPU entry for a key.
 inline std::vector<generated_job> generate_jobs(std::int64_t count, const throughput_table& table,
                                                 const generator_options& options = {}) {
   if (count < 0) throw invalid_problem("cannot generate a negative number of jobs");

@@ -6,7 +6,7 @@
 /// on n once the capacities scale with n (POP's observation, applied to the duals). A solve of
 /// every s-th job with the capacities scaled by 1/s therefore gives prices close to the full
 /// problem's at 1/s of the cost per evaluation, and the full solve starts from them like a warm
-/// start: at n = 1e6, m = 8 (target priority) the full problem then needs 2 evaluations instead
+/// start: at n = 1e6, m = 8 (target priority) the full problem then needs 3 evaluations instead
 /// of 15 (docs/method.md "Sample start"). The sample is a stride, so it is deterministic and
 /// follows the input order; an adversarial order costs evaluations, never correctness.
 #pragma once
