@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief Solver behaviour: hand-solved cases, certificates, statuses, threads, warm start.
+#include <algorithm>
 #include <cmath>
 
 #include <doctest/doctest.h>
@@ -44,6 +45,47 @@ TEST_CASE("[popalloc] log utility, two jobs on two resources (hand-solved)") {
   CHECK(popalloc_test::allocation_violation(p, r) <= 1e-12);
 }
 
+TEST_CASE("[popalloc] log utility whose optimum is exactly 0 converges (gap relative to sum w)") {
+  // Each job on its own resource: t = (1, 1), U = 0. Relative to |U| the gap could never
+  // close (this stalled at relative gap 1 before the anchor); relative to sum w = 2 it does.
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(2, 2);
+  p.throughput << 1.0, 0.5, 0.5, 1.0;
+  p.capacity = Eigen::VectorXd::Ones(2);
+  popalloc::solver_options o;
+  o.relative_gap = 1e-6;
+  const auto r = popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}, o);
+  CHECK(r.status == solve_status::converged);
+  CHECK(r.dual_bound >= 0.0);
+  CHECK(r.primal_objective <= 0.0);
+  CHECK(r.duality_gap <= 2e-6);
+  CHECK(r.relative_gap == doctest::Approx(r.duality_gap / 2.0));
+  CHECK(r.throughput[0] == doctest::Approx(1.0).epsilon(1e-5));
+  CHECK(popalloc_test::allocation_violation(p, r) <= 1e-12);
+}
+
+TEST_CASE("[popalloc] log utility: the stopping gap does not depend on the throughput unit") {
+  // Here U* = -17,618 and sum w = 30,042, so the gap is relative to sum w; in units e^4 times
+  // larger the optimum moves by 4 sum w (to 102,550) and |U| becomes the larger scale.
+  auto p = popalloc_test::random_problem(20000, 4, 11);
+  const double weights = p.weight.sum();
+  popalloc::solver_options o;
+  o.relative_gap = 1e-4;
+  const auto r = popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}, o);
+  REQUIRE(r.status == solve_status::converged);
+  CHECK(std::abs(r.dual_bound) < weights);
+  CHECK(r.relative_gap == doctest::Approx(r.duality_gap / weights));
+  CHECK(r.duality_gap <= 1e-4 * weights);
+  p.throughput *= std::exp(4.0);
+  const auto scaled = popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}, o);
+  REQUIRE(scaled.status == solve_status::converged);
+  CHECK(scaled.relative_gap == doctest::Approx(scaled.duality_gap / std::abs(scaled.dual_bound)));
+  // Both bound the same optimum, shifted by 4 sum w.
+  const double shift = 4.0 * weights;
+  CHECK(scaled.dual_bound - shift >= r.primal_objective - 1e-9 * shift);
+  CHECK(r.dual_bound + shift >= scaled.primal_objective - 1e-9 * shift);
+}
+
 TEST_CASE("[popalloc] linear utility, hand-solved assignment") {
   // A = [[2,1],[1,1]], R = (1,1): job 0 on resource 0, job 1 on resource 1, optimum 3.
   popalloc::dense_problem<double> p;
@@ -62,12 +104,15 @@ TEST_CASE("[popalloc] certificate and allocation are consistent for every utilit
   const auto p = popalloc_test::random_problem(20000, 6, 7);
   popalloc::solver_options o;
   o.relative_gap = 1e-4;
-  auto check = [&](const auto& u) {
+  // The gap's scale (docs/method.md): the objective, or for log (f(0) = -inf) sum w when that
+  // is larger; sum_i f_i(0) = 0 for linear and power, and below the optimum's range here for
+  // target-priority.
+  auto check = [&](const auto& u, double anchor = 0.0) {
     const auto r = popalloc::solve<popalloc_test::test_backend>(p, u, o);
     CAPTURE(popalloc::to_string(r.status));
     CHECK(r.relative_gap ==
-          doctest::Approx(r.duality_gap /
-                          std::max(std::abs(r.dual_bound), std::abs(r.primal_objective))));
+          doctest::Approx(r.duality_gap / std::max({std::abs(r.dual_bound),
+                                                    std::abs(r.primal_objective), anchor})));
     CHECK(r.dual_bound >= r.primal_objective);
     CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
     CHECK(r.max_capacity_violation == 0.0);
@@ -76,7 +121,7 @@ TEST_CASE("[popalloc] certificate and allocation are consistent for every utilit
     return r;
   };
   CHECK(check(popalloc::utility::linear{}).status == solve_status::converged);
-  CHECK(check(popalloc::utility::log{}).status == solve_status::converged);
+  CHECK(check(popalloc::utility::log{}, p.weight.sum()).status == solve_status::converged);
   CHECK(check(popalloc::utility::power{0.5}).status == solve_status::converged);
   const auto target = check(popalloc::utility::target_priority{});
   CHECK(target.relative_gap < 1e-2);
@@ -99,6 +144,7 @@ TEST_CASE("[popalloc] warm start from the previous round converges in fewer iter
   auto p = popalloc_test::random_problem(20000, 8, 5);
   popalloc::solver_options o;
   o.relative_gap = 1e-4;
+  o.sample_start = false;  // compare with a plain cold start (the sample is tested below)
   auto check = [&](const auto& u) {
     const auto first = popalloc::solve<popalloc_test::test_backend>(p, u, o);
     REQUIRE(first.status == solve_status::converged);
@@ -159,7 +205,11 @@ TEST_CASE("[popalloc] the sample keeps every per-job field and scales the capaci
   }
   CHECK(s.demand.size() == 0);
   CHECK((s.capacity - p.capacity * 0.02).cwiseAbs().maxCoeff() <= 1e-12);
-  CHECK(popalloc::detail::sample_stride(p) == 0);  // too small to sample
+  CHECK(popalloc::detail::sample_stride(p, true) == 0);  // too small to sample
+  const auto large = popalloc_test::random_problem(20000, 64, 2);
+  CHECK(popalloc::detail::sample_stride(large, true) == 19);  // >= 1024 sampled jobs
+  CHECK(popalloc::detail::sample_stride(large, false) == 2);  // >= 128 per resource
+  CHECK(popalloc::detail::sample_stride(popalloc_test::random_problem(10000, 64, 2), false) == 0);
 }
 
 TEST_CASE("[popalloc] every stopping status is reachable") {
@@ -223,6 +273,7 @@ TEST_CASE("[popalloc] a bundle problem with one resource per option equals the d
   }
   popalloc::solver_options o;
   o.relative_gap = 1e-4;
+  o.sample_start = false;  // bundle problems are not sampled: compare the same iterations
   const auto dense = popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}, o);
   const auto bundle = popalloc::solve<popalloc_test::test_backend>(b, popalloc::utility::log{}, o);
   CHECK(bundle.status == solve_status::converged);

@@ -84,9 +84,9 @@ Model and solver:
                            whole problem (default 1: solve the whole problem at once)
   --warm-start FILE        start from the prices of an earlier --output file (or of a JSON
                            object mapping every resource name to its price)
-  --no-sample-start        cold starts of large problems (>= 65,536 jobs and 1.5e6 entries)
-                           normally begin from the prices of a solve of every 50th job; this
-                           starts from the equal-share estimate instead
+  --no-sample-start        cold starts of problems with >= 8,192 jobs normally begin from
+                           the prices of a solve of a sample of them (every 50th job when
+                           there are enough); this starts from the equal-share estimate
 
 Output:
   --output FILE            result as JSON: status, objective, dual_bound, relative_gap,

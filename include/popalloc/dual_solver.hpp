@@ -35,6 +35,7 @@
 #include "popalloc/backend/cpu.hpp"
 #include "popalloc/detail/box_qp.hpp"
 #include "popalloc/detail/engine.hpp"
+#include "popalloc/detail/relative_gap.hpp"
 #include "popalloc/detail/sample_start.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
@@ -101,6 +102,7 @@ class price_discovery {
     Eigen::VectorXd& equal_share = marginals.equal_share;
     const Eigen::VectorXd& at_zero = marginals.at_zero;
     idle_utility_ = engine_.idle_utility();
+    elasticity_ = engine_.elasticity();
     scale_.resize(m_);
     for (Eigen::Index j = 0; j < m_; ++j) {
       const double a = std::isfinite(equal_share[j]) ? equal_share[j] : 0.0;
@@ -308,16 +310,8 @@ class price_discovery {
 
   double gap() const { return best_dual_ - best_primal_; }
 
-  /// Gap relative to the objective's magnitude, or to the range between the bound and leaving
-  /// every job idle when that is larger (target-priority optima are near 0, so a plain
-  /// relative gap would never close).
   double relative_gap() const {
-    double denominator = std::max(std::abs(best_dual_), std::abs(best_primal_));
-    if (std::isfinite(idle_utility_))
-      denominator = std::max(denominator, std::abs(best_dual_ - idle_utility_));
-    const double g = gap();
-    if (!(g > 0.0)) return 0.0;
-    return denominator > 0.0 ? g / denominator : std::numeric_limits<double>::infinity();
+    return detail::relative_gap(best_dual_, best_primal_, idle_utility_, elasticity_);
   }
 
   bool converged() const {
@@ -386,6 +380,7 @@ class price_discovery {
   double level_ = 0.0;
   double start_level_ = 0.0;  ///< first level of a warm start, when known (sample start)
   double idle_utility_ = 0.0;
+  double elasticity_ = 0.0;
   double best_dual_ = std::numeric_limits<double>::infinity();
   double best_primal_ = -std::numeric_limits<double>::infinity();
   double evaluate_seconds_ = 0.0;
@@ -428,20 +423,13 @@ solve_result solve(const Problem& problem, const Utility& utility,
   solver_options run_options = options;  // the sample start may add starting prices
   double sample_level = 0.0;
   if constexpr (detail::is_dense_problem<Problem>::value) {
-    const std::int64_t stride = detail::sample_stride(problem);
+    const std::int64_t stride = detail::sample_stride(problem, Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      solver_options o = options;
-      o.sample_start = false;
-      o.relative_gap = std::max(options.relative_gap, detail::sample_start_gap);
-      o.absolute_gap = options.absolute_gap / static_cast<double>(stride);
-      const solve_result s = solve<Backend>(detail::sample_jobs(problem, stride), utility, o);
+      const solve_result s = solve<Backend>(detail::sample_jobs(problem, stride), utility,
+                                            detail::sample_options(options, stride));
       result.sample_iterations = s.iterations;
       result.timings.sample_seconds = clock.seconds();
-      // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6:
-      // 6 full evaluations instead of 10); piecewise-linear ones gain nothing from it (m = 16:
-      // 8 instead of 5) and keep the usual warm-start level.
-      if constexpr (!Utility::piecewise_linear) sample_level = s.smoothing;
-      if (s.prices.allFinite()) run_options.warm_start_prices = s.prices;
+      sample_level = detail::start_from_sample<Utility>(s, run_options);
     }
   }
   try {

@@ -15,8 +15,9 @@ namespace popalloc {
 
 /// \brief Options of the price-discovery dual solver. Field names are stable (usable as keys).
 struct solver_options {
-  /// Stop when (dual bound - primal objective) <= relative_gap * max(|dual|, |primal|,
-  /// dual - sum_i f_i(0)) (see solve_result::relative_gap).
+  /// Stop when (dual bound - primal objective) <= relative_gap * max(|dual|, |primal|, anchor),
+  /// anchor = dual - sum_i f_i(0), or sum_i w_i for log utilities (see
+  /// solve_result::relative_gap).
   double relative_gap = 1e-4;
   /// Also stop when (dual bound - primal objective) <= absolute_gap (0 disables).
   double absolute_gap = 0.0;
@@ -31,8 +32,9 @@ struct solver_options {
   Eigen::VectorXd warm_start_prices;
   /// Call the progress callback every this many dual evaluations.
   int callback_every = 1;
-  /// Dense problems with at least 65,536 jobs and no warm_start_prices: start from the prices of
-  /// a solve of every 50th job (capacities scaled alike) instead of the equal-share estimate.
+  /// Dense problems with at least 8,192 jobs and no warm_start_prices: start from the prices of
+  /// a solve of every s-th job (capacities scaled alike; s <= 50, at least 1,024 sampled jobs,
+  /// and 128 per resource for strictly concave utilities) instead of the equal-share estimate.
   /// Only the starting point changes (docs/method.md "Sample start").
   bool sample_start = true;
 

@@ -49,8 +49,11 @@ struct solve_result {
   /// Lowest dual value g(p) seen: an upper bound on the optimum.
   double dual_bound = std::numeric_limits<double>::quiet_NaN();
   double duality_gap = std::numeric_limits<double>::quiet_NaN();  ///< dual_bound - primal
-  /// gap / max(|dual|, |primal|, dual - sum_i f_i(0)): relative to the objective, or to its
-  /// range above leaving every job idle when that is larger (objectives near 0).
+  /// gap / max(|dual|, |primal|, anchor): relative to the objective, or to an anchor when that
+  /// is larger (objectives near 0): the range above leaving every job idle, dual - sum_i
+  /// f_i(0); for utilities with f(0) = -inf, sum_i t_i f_i'(t_i) (log: sum_i w_i, so that r
+  /// means the weighted geometric mean throughput is within a factor e^r of the optimum's).
+  /// docs/method.md, "Relative gap".
   double relative_gap = std::numeric_limits<double>::quiet_NaN();
   /// max_j max(0, usage_j - capacity_j) of the returned allocation (0 up to rounding).
   double max_capacity_violation = std::numeric_limits<double>::quiet_NaN();

@@ -809,6 +809,7 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
     print.add(options.max_iterations);
     print.add(options.time_limit_seconds);
     print.add(options.warm_start_prices);
+    print.add(static_cast<int>(options.sample_start));
     print.add(where.block_jobs);
     print.add(static_cast<int>(where.sums));
     const std::vector<std::int64_t> prints = session.all_gather(print.value());
@@ -823,9 +824,28 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
   session.set_layout(static_cast<std::int64_t>(problem.jobs()));
   if (session.total_jobs() == 0) throw invalid_problem("problem has no jobs (on any rank)");
 
-  // 3. The solve. Limits and stop requests are decided collectively (flags in every reduction)
+  // 3. The sample start, as in one process: every rank passes its part of the same sample
+  // (a nested collective solve), so the starting prices are the single-process ones bit for bit.
+  solve_result result;
+  solver_options run_options = options;
+  double sample_level = 0.0;
+  if constexpr (detail::is_dense_problem<Problem>::value) {
+    const std::int64_t stride =
+        detail::sample_stride(session.total_jobs(), static_cast<std::int64_t>(problem.resources()),
+                              Utility::piecewise_linear);
+    if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
+      const solve_result s =
+          solve(where, detail::sample_jobs(problem, stride, session.offset(), session.total_jobs()),
+                utility, detail::sample_options(options, stride));
+      result.sample_iterations = s.iterations;
+      result.timings.sample_seconds = clock.seconds();
+      sample_level = detail::start_from_sample<Utility>(s, run_options);
+    }
+  }
+
+  // 4. The solve. Limits and stop requests are decided collectively (flags in every reduction)
   // so that all ranks leave the loop at the same evaluation.
-  solver_options core = options;
+  solver_options core = run_options;
   core.time_limit_seconds = std::numeric_limits<double>::infinity();
   core.callback_every = 1;
   session.set_time_limit(options.time_limit_seconds);
@@ -836,11 +856,11 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
     return session.stop_agreed() || session.time_limit_reached() ? callback_action::stop
                                                                  : callback_action::proceed;
   };
-  solve_result result;
   try {
     using engine_type = detail::engine<detail::mpi_executor, Problem, Utility>;
     engine_type engine(problem, utility, detail::mpi_executor(session, options.threads));
     detail::price_discovery<engine_type> method(engine, capacity, core, agreed, clock);
+    method.start_at_level(sample_level);
     method.run(result);
   } catch (const std::exception& e) {
     if (session.broken()) throw;  // the session's own error: the others know already

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include "popalloc/backend/cpu.hpp"
 #include "popalloc/bundle_problem.hpp"
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/bundle_view.hpp"
@@ -268,8 +270,6 @@ class engine {
     typename Executor::template vector<std::int32_t> counts, options;
     typename Executor::template vector<double> throughput, fractions;
     typename Executor::template vector<std::int64_t> offsets;
-    exec_.allocate(n, counts);
-    exec_.allocate(n, throughput);
     export_count_pass<view_type, Utility> count;
     count.utility = utility_;
     count.view = storage_.view;
@@ -278,6 +278,11 @@ class engine {
     count.kappa_scale = kappa_scale_for(s.level);
     count.level = s.level;
     count.state = pointers(s);
+    if constexpr (std::is_same_v<Executor, host_executor>) {
+      return export_in_one_pass(count, result);
+    }
+    exec_.allocate(n, counts);
+    exec_.allocate(n, throughput);
     count.count_out = Executor::data(counts);
     count.throughput_out = Executor::data(throughput);
     double objective = 0.0;
@@ -318,13 +323,16 @@ class engine {
     // The equal share needs the total job count; a reduction gives it for sharded backends too.
     double n = 0.0;
     exec_.reduce(n_, job_count_pass{}, &n);
-    exec_.upload(capacity.data(), static_cast<std::size_t>(m_), factors_);
+    Eigen::VectorXd capacity_and_share(2 * m_);
+    capacity_and_share << capacity, capacity / n;
+    exec_.upload(capacity_and_share.data(), static_cast<std::size_t>(2 * m_), factors_);
     initial_price_pass<view_type, Utility> pass{storage_.view, utility_, Executor::data(factors_),
                                                 m_, n};
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
     const auto idle = static_cast<std::size_t>(2 * m_);
     idle_utility_ = sums_[idle + 1] == 0.0 ? sums_[idle] : -std::numeric_limits<double>::infinity();
+    elasticity_ = sums_[idle + 2];
     return {Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_) / n,
             Eigen::Map<const Eigen::VectorXd>(sums_.data() + m_, m_) / n};
   }
@@ -333,8 +341,89 @@ class engine {
   /// marginal_prices().
   double idle_utility() const { return idle_utility_; }
 
+  /// sum of t_i f_i'(t_i) at the equal share over the jobs with f_i(0) = -inf (sum of the
+  /// weights for log): what the objective gains to first order when every such job's
+  /// throughput grows by a factor e. Set by marginal_prices().
+  double elasticity() const { return elasticity_; }
+
  private:
   using view_type = typename problem_storage<Executor, Problem>::view_type;
+
+  /// export_kept on host memory: each chunk of jobs computes its fractions once into a buffer of
+  /// its own, then the buffers are copied into place (the device path computes them twice, to
+  /// count and to write, to avoid per-thread buffers). The objective is summed in the chunks of
+  /// host_executor::reduce, so it is the same number either way.
+  double export_in_one_pass(const export_count_pass<view_type, Utility>& pass,
+                            solve_result& result) {
+    const std::int64_t n = n_;
+    const std::int64_t chunks =
+        chunk_count(n, 1, host_executor::max_chunks, host_executor::min_chunk_jobs);
+    const std::int64_t per_chunk = (n + chunks - 1) / chunks;
+    const auto chunk_count_size = static_cast<std::size_t>(chunks);
+    std::vector<std::vector<std::int32_t>> chunk_options(chunk_count_size);
+    std::vector<std::vector<double>> chunk_fractions(chunk_count_size);
+    std::vector<double> chunk_objective(chunk_count_size, 0.0);
+    auto& a = result.allocation;
+    a.job_offset.resize(static_cast<std::size_t>(n) + 1);
+    a.job_offset[0] = 0;
+    result.throughput.resize(n);
+    std::int64_t* row_end = a.job_offset.data() + 1;  // row counts first, then offsets
+    double* throughput = result.throughput.data();
+    const int threads = exec_.threads();
+    int out_of_memory = 0;  // an exception must not leave an OpenMP region
+    POPALLOC_PRAGMA_OMP(omp parallel for schedule(dynamic, 1) num_threads(threads) if (chunks > 1))
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      auto& options = chunk_options[static_cast<std::size_t>(c)];
+      auto& fractions = chunk_fractions[static_cast<std::size_t>(c)];
+      const std::int64_t begin = c * per_chunk, end = std::min(n, begin + per_chunk);
+      double objective = 0.0;
+      try {
+        options.reserve(static_cast<std::size_t>(2 * (end - begin)));
+        fractions.reserve(static_cast<std::size_t>(2 * (end - begin)));
+        for (std::int64_t i = begin; i < end; ++i) {
+          const std::size_t first = options.size();
+          double tau = 0.0;
+          pass.fractions(i, [&](std::int32_t o, double x) {
+            options.push_back(o);
+            fractions.push_back(x);
+            tau += x * pass.view.value(i, o);
+          });
+          row_end[i] = static_cast<std::int64_t>(options.size() - first);
+          throughput[i] = tau;
+          objective += pass.utility.value(tau, pass.view.parameters(i));
+        }
+      } catch (const std::bad_alloc&) {
+        POPALLOC_PRAGMA_OMP(omp atomic write)
+        out_of_memory = 1;
+      }
+      chunk_objective[static_cast<std::size_t>(c)] = objective;
+    }
+    if (out_of_memory != 0) throw std::bad_alloc();
+    std::vector<std::int64_t> chunk_start(chunk_count_size + 1, 0);
+    double objective = 0.0;
+    for (std::size_t c = 0; c < chunk_count_size; ++c) {
+      chunk_start[c + 1] = chunk_start[c] + static_cast<std::int64_t>(chunk_options[c].size());
+      objective += chunk_objective[c];
+    }
+    const auto entries = static_cast<std::size_t>(chunk_start[chunk_count_size]);
+    a.option.resize(entries);
+    a.fraction.resize(entries);
+    POPALLOC_PRAGMA_OMP(omp parallel for schedule(dynamic, 1) num_threads(threads) if (chunks > 1))
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      std::int64_t offset = chunk_start[k];
+      const std::int64_t begin = c * per_chunk, end = std::min(n, begin + per_chunk);
+      for (std::int64_t i = begin; i < end; ++i) {
+        offset += row_end[i];
+        row_end[i] = offset;
+      }
+      std::copy(chunk_options[k].begin(), chunk_options[k].end(),
+                a.option.begin() + chunk_start[k]);
+      std::copy(chunk_fractions[k].begin(), chunk_fractions[k].end(),
+                a.fraction.begin() + chunk_start[k]);
+    }
+    return objective;
+  }
   struct allocation_state {
     typename Executor::template vector<std::int32_t> left, right;
     typename Executor::template vector<double> theta, extra, prices;
@@ -360,6 +449,7 @@ class engine {
   typename Executor::template vector<double> kappa_scale_, factors_, slope_memory_;
   std::vector<double> sums_;
   double idle_utility_ = 0.0;
+  double elasticity_ = 0.0;
 };
 
 }  // namespace popalloc::detail

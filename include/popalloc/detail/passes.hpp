@@ -556,23 +556,25 @@ struct job_count_pass {
 /// Marginal value of each resource at an equal-share allocation (resalloc's initial prices,
 /// generalised to bundles: an option's marginal value is split over the units it consumes).
 /// Layout: value[m] at the equal share and value[m] at zero throughput (the caller divides by n),
-/// then sum_i f_i(0) and the count of jobs whose f_i(0) is not finite. One pass serves both price
-/// estimates; a non-finite marginal (log at 0) contributes nothing.
+/// then sum_i f_i(0), the count of jobs whose f_i(0) is not finite, and sum_i t_i f_i'(t_i) at
+/// the equal share over those jobs (engine::elasticity). One pass serves both price estimates; a
+/// non-finite marginal (log at 0) contributes nothing.
 template <class View, class Utility>
 struct initial_price_pass {
   View view;
   Utility utility;
-  const double* capacity = nullptr;
+  const double* capacity = nullptr;  ///< R (m entries), then R / jobs (m entries)
   std::int32_t m = 0;
   double jobs = 0.0;  ///< n over all shards (job_count_pass), not the local view.n
 
-  POPALLOC_HD std::int32_t width() const { return 2 * m + 2; }
+  POPALLOC_HD std::int32_t width() const { return 2 * m + 3; }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const std::int32_t count = view.option_count(i);
     const double n = jobs;
     const double idle = utility.value(0.0, view.parameters(i));
-    if (is_finite(idle)) {
+    const bool idle_finite = is_finite(idle);
+    if (idle_finite) {
       partial[2 * m] += idle;
     } else {
       partial[2 * m + 1] += 1.0;
@@ -586,7 +588,9 @@ struct initial_price_pass {
       for (std::int32_t k = 0; k < c; ++k) {
         const double amount = view.consumption_amount(i, o, k);
         if (amount > 0.0) {
-          const double s = capacity[view.consumption_resource(i, o, k)] / (n * amount);
+          // Unit amounts (dense problems without demands) skip the division.
+          const std::int32_t j = view.consumption_resource(i, o, k);
+          const double s = amount == 1.0 ? capacity[m + j] : capacity[j] / (n * amount);
           if (s < share) share = s;
         }
       }
@@ -598,6 +602,8 @@ struct initial_price_pass {
     double marginal = utility.marginal(tau, job);
     double marginal_at_zero = utility.marginal(0.0, job);
     if (!is_finite(marginal)) marginal = 0.0;
+    // t f'(t) at the equal share, for jobs whose f(0) = -inf: w for every log job.
+    if (!idle_finite) partial[2 * m + 2] += tau * marginal;
     if (!is_finite(marginal_at_zero)) marginal_at_zero = 0.0;
     if (marginal == 0.0 && marginal_at_zero == 0.0) return;
     for (std::int32_t o = 0; o < count; ++o) {
@@ -610,8 +616,8 @@ struct initial_price_pass {
       for (std::int32_t k = 0; k < c; ++k) {
         if (view.consumption_amount(i, o, k) > 0.0) {
           const std::int32_t j = view.consumption_resource(i, o, k);
-          partial[j] += marginal * a / total;
-          partial[m + j] += marginal_at_zero * a / total;
+          partial[j] += total == 1.0 ? marginal * a : marginal * a / total;
+          partial[m + j] += total == 1.0 ? marginal_at_zero * a : marginal_at_zero * a / total;
         }
       }
     }

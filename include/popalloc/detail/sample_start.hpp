@@ -7,8 +7,9 @@
 /// every s-th job with the capacities scaled by 1/s therefore gives prices close to the full
 /// problem's at 1/s of the cost per evaluation, and the full solve starts from them like a warm
 /// start: at n = 1e6, m = 8 (target priority) the full problem then needs 3 evaluations instead
-/// of 15 (docs/method.md "Sample start"). The sample is a stride, so it is deterministic and
-/// follows the input order; an adversarial order costs evaluations, never correctness.
+/// of 15, at n = 1e4 8 instead of 20 (docs/method.md "Sample start"). The sample is a stride, so it
+/// is deterministic and follows the input order; an adversarial order costs evaluations, never
+/// correctness.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include <Eigen/Core>
 
 #include "popalloc/dense_problem.hpp"
+#include "popalloc/options.hpp"
+#include "popalloc/result.hpp"
 
 namespace popalloc::detail {
 
@@ -26,45 +29,92 @@ struct is_dense_problem : std::false_type {};
 template <class Scalar>
 struct is_dense_problem<dense_problem<Scalar>> : std::true_type {};
 
-/// Problems with at least this many jobs and job-resource entries are sampled. Below that, an
-/// evaluation is so cheap that the sample's fixed cost per evaluation (the Newton step, the
-/// reductions) is not repaid (measured: n = 1e5 gains at m = 64, loses a little at m = 4).
-constexpr std::int64_t sample_start_min_jobs = 65536;
-constexpr std::int64_t sample_start_min_entries = 1500000;
-/// The sample has about n / sample_start_stride jobs, and at least sample_start_min_sample.
+/// Problems with at least this many jobs are sampled, with at least sample_start_min_sample
+/// jobs in the sample (1/50 of the jobs when there are enough). Strictly concave utilities
+/// also need sample_start_min_per_resource sampled jobs per resource: they have no coarse
+/// continuation stages for the sample to skip, so a thin sample's price error costs more full
+/// evaluations than it saves (log at 1e4 x 64: 1.3-1.5x slower with 17 sampled jobs per
+/// resource; target-priority and linear 1.6-2x faster there). docs/method.md "Sample start".
+constexpr std::int64_t sample_start_min_jobs = 8192;
 constexpr std::int64_t sample_start_stride = 50;
-constexpr std::int64_t sample_start_min_sample = 4096;
+constexpr std::int64_t sample_start_min_sample = 1024;
+constexpr std::int64_t sample_start_min_per_resource = 128;
 /// The sample's own relative gap: its prices carry a sampling error far above this anyway.
 constexpr double sample_start_gap = 1e-3;
 
-/// Every `stride`-th job of `problem` (starting at stride / 2) with capacities scaled to the
-/// sample's share of the jobs.
+/// The jobs of `shard` whose global index (offset + local index, in a problem of `total` jobs)
+/// is stride / 2 + k stride, with capacities scaled to the sample's share of all jobs. With
+/// offset 0 and total = shard.jobs(): every stride-th job of a whole problem. Every shard of a
+/// problem split over MPI ranks gives its part of the same sample.
 template <class Scalar>
-dense_problem<Scalar> sample_jobs(const dense_problem<Scalar>& problem, std::int64_t stride) {
-  const Eigen::Index n = problem.jobs();
-  const Eigen::Index first = static_cast<Eigen::Index>(stride / 2);
-  const Eigen::Index count = (n - first + static_cast<Eigen::Index>(stride) - 1) / stride;
+dense_problem<Scalar> sample_jobs(const dense_problem<Scalar>& shard, std::int64_t stride,
+                                  std::int64_t offset, std::int64_t total) {
+  const std::int64_t first_global = stride / 2;
+  // Global index of the first sampled job at or after `offset`.
+  const std::int64_t from =
+      offset <= first_global
+          ? first_global
+          : first_global + (offset - first_global + stride - 1) / stride * stride;
+  const std::int64_t end = offset + shard.jobs();
+  const auto count = static_cast<Eigen::Index>(from < end ? (end - from + stride - 1) / stride : 0);
+  const auto first = static_cast<Eigen::Index>(from - offset);
   dense_problem<Scalar> out;
-  auto take_rows = [&](const auto& from, auto& to) {
-    if (from.rows() == 0) return;
-    to.resize(count, from.cols());
-    for (Eigen::Index k = 0; k < count; ++k) to.row(k) = from.row(first + k * stride);
+  auto take_rows = [&](const auto& from_rows, auto& to) {
+    if (from_rows.rows() == 0) return;
+    to.resize(count, from_rows.cols());
+    for (Eigen::Index k = 0; k < count; ++k) to.row(k) = from_rows.row(first + k * stride);
   };
-  take_rows(problem.throughput, out.throughput);
-  take_rows(problem.demand, out.demand);
-  take_rows(problem.weight, out.weight);
-  take_rows(problem.target, out.target);
-  take_rows(problem.job_demand, out.job_demand);
-  out.capacity = problem.capacity * (static_cast<double>(count) / static_cast<double>(n));
+  take_rows(shard.throughput, out.throughput);
+  if (shard.throughput.rows() == 0) out.throughput.resize(0, shard.throughput.cols());
+  take_rows(shard.demand, out.demand);
+  take_rows(shard.weight, out.weight);
+  take_rows(shard.target, out.target);
+  take_rows(shard.job_demand, out.job_demand);
+  const std::int64_t sampled_total =
+      total > first_global ? (total - first_global + stride - 1) / stride : 0;
+  out.capacity = shard.capacity * (static_cast<double>(sampled_total) / static_cast<double>(total));
   return out;
 }
 
-/// The stride for `problem`, or 0 when it is not worth sampling.
 template <class Scalar>
-std::int64_t sample_stride(const dense_problem<Scalar>& problem) {
-  const std::int64_t n = problem.jobs();
-  if (n < sample_start_min_jobs || n * problem.resources() < sample_start_min_entries) return 0;
-  return std::max<std::int64_t>(1, std::min(sample_start_stride, n / sample_start_min_sample));
+dense_problem<Scalar> sample_jobs(const dense_problem<Scalar>& problem, std::int64_t stride) {
+  return sample_jobs(problem, stride, 0, problem.jobs());
+}
+
+/// The stride for a problem of `n` jobs and `m` resources under a piecewise-linear or a
+/// strictly concave utility, or 0 when it is not worth sampling.
+inline std::int64_t sample_stride(std::int64_t n, std::int64_t m, bool piecewise_linear) {
+  if (n < sample_start_min_jobs) return 0;
+  std::int64_t least = sample_start_min_sample;
+  if (!piecewise_linear) least = std::max<std::int64_t>(least, sample_start_min_per_resource * m);
+  const std::int64_t stride = std::min(sample_start_stride, n / least);
+  return stride >= 2 ? stride : 0;
+}
+
+template <class Scalar>
+std::int64_t sample_stride(const dense_problem<Scalar>& problem, bool piecewise_linear) {
+  return sample_stride(problem.jobs(), problem.resources(), piecewise_linear);
+}
+
+/// The options of the sample's solve: no sample of its own, the sample's gap, the absolute gap
+/// scaled to the sample's size.
+inline solver_options sample_options(const solver_options& options, std::int64_t stride) {
+  solver_options o = options;
+  o.sample_start = false;
+  o.relative_gap = std::max(options.relative_gap, sample_start_gap);
+  o.absolute_gap = options.absolute_gap / static_cast<double>(stride);
+  return o;
+}
+
+/// Starts `run_options` from the sample's prices; returns the smoothing level the full solve
+/// starts at (0: the usual one).
+template <class Utility>
+double start_from_sample(const solve_result& sample, solver_options& run_options) {
+  if (sample.prices.allFinite()) run_options.warm_start_prices = sample.prices;
+  // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6: 6
+  // full evaluations instead of 10); piecewise-linear ones gain nothing from it (m = 16: 8
+  // instead of 5) and keep the usual warm-start level.
+  return Utility::piecewise_linear ? 0.0 : sample.smoothing;
 }
 
 }  // namespace popalloc::detail

@@ -31,6 +31,7 @@
 #include "popalloc/config.hpp"
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/engine.hpp"
+#include "popalloc/detail/relative_gap.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
@@ -443,8 +444,7 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
     using host_engine =
         popalloc::detail::engine<popalloc::detail::host_executor, dense_problem<Scalar>, Utility>;
     host_engine engine(problem, utility, popalloc::detail::host_executor(options.solver.threads));
-    engine.marginal_prices(problem.capacity);  // sets idle_utility()
-    const double idle = engine.idle_utility();
+    engine.marginal_prices(problem.capacity);  // sets idle_utility() and elasticity()
     std::vector<std::pair<int, Eigen::VectorXd>> candidates;
     Eigen::VectorXd average = Eigen::VectorXd::Zero(m);
     int priced = 0;
@@ -471,11 +471,8 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
       }
     }
     r.duality_gap = r.dual_bound - r.primal_objective;
-    double denominator = std::max(std::abs(r.dual_bound), std::abs(r.primal_objective));
-    if (std::isfinite(idle)) denominator = std::max(denominator, std::abs(r.dual_bound - idle));
-    r.relative_gap = !(r.duality_gap > 0.0) ? 0.0
-                     : denominator > 0.0    ? r.duality_gap / denominator
-                                            : std::numeric_limits<double>::infinity();
+    r.relative_gap = popalloc::detail::relative_gap(r.dual_bound, r.primal_objective,
+                                                    engine.idle_utility(), engine.elasticity());
   }
   out.timings.bound_seconds = detail::seconds_since(bound_start);
   r.timings.setup_seconds = out.timings.partition_seconds;
