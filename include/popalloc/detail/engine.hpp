@@ -369,7 +369,7 @@ class engine {
     result.throughput.resize(n);
     std::int64_t* row_end = a.job_offset.data() + 1;  // row counts first, then offsets
     double* throughput = result.throughput.data();
-    const int threads = exec_.threads();
+    [[maybe_unused]] const int threads = exec_.threads();  // unused without OpenMP
     int out_of_memory = 0;  // an exception must not leave an OpenMP region
     POPALLOC_PRAGMA_OMP(omp parallel for schedule(dynamic, 1) num_threads(threads) if (chunks > 1))
     for (std::int64_t c = 0; c < chunks; ++c) {

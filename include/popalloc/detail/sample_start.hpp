@@ -111,9 +111,10 @@ inline solver_options sample_options(const solver_options& options, std::int64_t
 template <class Utility>
 double start_from_sample(const solve_result& sample, solver_options& run_options) {
   if (sample.prices.allFinite()) run_options.warm_start_prices = sample.prices;
-  // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6: 6
-  // full evaluations instead of 10); piecewise-linear ones gain nothing from it (m = 16: 8
-  // instead of 5) and keep the usual warm-start level.
+  // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6, when
+  // its gap was still relative to |objective|: 6 full evaluations instead of 10);
+  // piecewise-linear ones gain nothing from it (m = 16: 8 instead of 5) and keep the usual
+  // warm-start level.
   return Utility::piecewise_linear ? 0.0 : sample.smoothing;
 }
 
