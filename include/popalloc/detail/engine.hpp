@@ -380,15 +380,23 @@ class engine {
       try {
         options.reserve(static_cast<std::size_t>(2 * (end - begin)));
         fractions.reserve(static_cast<std::size_t>(2 * (end - begin)));
+        std::vector<std::int32_t> row_options(static_cast<std::size_t>(m_));
+        std::vector<double> row_fractions(static_cast<std::size_t>(m_));
         for (std::int64_t i = begin; i < end; ++i) {
-          const std::size_t first = options.size();
+          if (static_cast<std::size_t>(pass.view.option_count(i)) > row_options.size()) {
+            row_options.resize(static_cast<std::size_t>(pass.view.option_count(i)));
+            row_fractions.resize(row_options.size());
+          }
+          row_buffer row{row_options.data(), row_fractions.data(), 0};
+          pass.fractions(i, row);
           double tau = 0.0;
-          pass.fractions(i, [&](std::int32_t o, double x) {
-            options.push_back(o);
-            fractions.push_back(x);
-            tau += x * pass.view.value(i, o);
-          });
-          row_end[i] = static_cast<std::int64_t>(options.size() - first);
+          for (std::int32_t k = 0; k < row.count; ++k) {
+            const auto ku = static_cast<std::size_t>(k);
+            options.push_back(row_options[ku]);
+            fractions.push_back(row_fractions[ku]);
+            tau += row_fractions[ku] * pass.view.value(i, row_options[ku]);
+          }
+          row_end[i] = row.count;
           throughput[i] = tau;
           objective += pass.utility.value(tau, pass.view.parameters(i));
         }

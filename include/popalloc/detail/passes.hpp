@@ -496,6 +496,20 @@ struct export_pass_base {
   }
 };
 
+/// Collects one job's (option, fraction) pairs into caller-owned arrays of at least
+/// option_count entries: an emitter for export_pass_base::fractions that host code can pass
+/// (a host lambda cannot be called from the host-device fractions() under nvcc).
+struct row_buffer {
+  std::int32_t* option = nullptr;
+  double* fraction = nullptr;
+  std::int32_t count = 0;
+  POPALLOC_HD void operator()(std::int32_t o, double x) {
+    option[count] = o;
+    fraction[count] = x;
+    ++count;
+  }
+};
+
 /// Also sums the exported allocation's objective (partial[0]; reported exactly, where certify()
 /// may have used the folded lower bound).
 template <class View, class Utility>
