@@ -69,6 +69,7 @@ class host_executor {
   /// 1024: n = 1e4 makes 10 chunks, which 2 threads share evenly (2048 made 5, one thread ran
   /// 3 of them: a solve of 1e4 x 8 took 1.3x as long).
   static constexpr std::int64_t min_chunk_jobs = 1024;
+  static constexpr std::int64_t doubles_per_line = 8;  ///< 64-byte cache lines
   /// Below this many elements, fills and copies run on one thread.
   static constexpr std::int64_t parallel_copy_min = 65536;
   template <class T>
@@ -129,17 +130,22 @@ class host_executor {
     const std::int32_t width = f.width();
     const std::int64_t chunks = chunk_count(n, width, max_chunks, min_chunk_jobs);
     const std::int64_t per_chunk = (n + chunks - 1) / chunks;
-    partial_.assign(static_cast<std::size_t>(chunks * width), 0.0);
+    // Chunk accumulators at least a cache line apart: every job writes the first and the last
+    // entries of its chunk's accumulator (usage, scalars), and two threads writing one line
+    // (false sharing) made the 1e4-job equal-share pass slower on 2 threads than on 1.
+    const std::int64_t stride =
+        (width + 2 * doubles_per_line - 1) / doubles_per_line * doubles_per_line;
+    partial_.assign(static_cast<std::size_t>(chunks * stride), 0.0);
     double* partial = partial_.data();
     POPALLOC_PRAGMA_OMP(omp parallel for schedule(dynamic, 1) num_threads(threads_) if (chunks > 1))
     for (std::int64_t c = 0; c < chunks; ++c) {
-      double* acc = partial + c * width;
+      double* acc = partial + c * stride;
       const std::int64_t end = std::min(n, (c + 1) * per_chunk);
       for (std::int64_t i = c * per_chunk; i < end; ++i) f(i, acc);
     }
     std::fill(out, out + width, 0.0);
     for (std::int64_t c = 0; c < chunks; ++c)
-      for (std::int32_t k = 0; k < width; ++k) out[k] += partial[c * width + k];
+      for (std::int32_t k = 0; k < width; ++k) out[k] += partial[c * stride + k];
   }
 
  private:

@@ -591,7 +591,11 @@ class mpi_executor {
     const int threads = 1;
 #endif
     accumulators_.assign(static_cast<std::size_t>(threads) * stride + flag_count, 0);
-    scratch_.assign(static_cast<std::size_t>(threads) * w, 0.0);
+    // Each thread's scratch at least a cache line from the next (no false sharing: every job
+    // writes its thread's scratch).
+    constexpr std::size_t line = host_executor::doubles_per_line;
+    const std::size_t scratch_stride = (w + 2 * line - 1) / line * line;
+    scratch_.assign(static_cast<std::size_t>(threads) * scratch_stride, 0.0);
     std::int64_t* accumulators = accumulators_.data();
     double* scratch = scratch_.data();
     POPALLOC_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1)) {
@@ -601,7 +605,7 @@ class mpi_executor {
       const std::size_t t = 0;
 #endif
       std::int64_t* acc = accumulators + t * stride;
-      double* partial = scratch + t * w;
+      double* partial = scratch + t * scratch_stride;
       std::int64_t since_carry = 0;
       POPALLOC_PRAGMA_OMP(omp for schedule(dynamic, 1))
       for (std::int64_t p = lo; p < hi; ++p) {
@@ -660,12 +664,34 @@ class mpi_executor {
     const auto slots = static_cast<std::size_t>(head + (hi - lo));
     gathered_send_.assign(slots * w + flag_count, 0.0);
     double* slot = gathered_send_.data();
-    POPALLOC_PRAGMA_OMP(omp parallel for schedule(dynamic, 1) num_threads(host_.threads()) if (hi - lo > 1))
-    for (std::int64_t p = lo; p < hi; ++p) {
-      double* partial = slot + static_cast<std::size_t>(head + p - lo) * w;
-      const std::int64_t begin = p == 0 ? 0 : first_end + (p - 1) * block;
-      const std::int64_t stop = p == 0 ? first_end : std::min(n, first_end + p * block);
-      for (std::int64_t i = begin; i < stop; ++i) f(i, partial);
+#if POPALLOC_OPENMP_ACTIVE
+    const int threads = static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(host_.threads(), hi - lo)));
+#else
+    const int threads = 1;
+#endif
+    // Each piece is summed in its thread's own scratch, a cache line or more from the next
+    // thread's, then copied to its slot: the slots are packed for the gather, and summing in
+    // place made two threads write one cache line for every job (false sharing).
+    constexpr std::size_t line = host_executor::doubles_per_line;
+    const std::size_t scratch_stride = (w + 2 * line - 1) / line * line;
+    scratch_.assign(static_cast<std::size_t>(threads) * scratch_stride, 0.0);
+    double* scratch = scratch_.data();
+    POPALLOC_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1)) {
+#if POPALLOC_OPENMP_ACTIVE
+      const auto t = static_cast<std::size_t>(omp_get_thread_num());
+#else
+      const std::size_t t = 0;
+#endif
+      double* partial = scratch + t * scratch_stride;
+      POPALLOC_PRAGMA_OMP(omp for schedule(dynamic, 1))
+      for (std::int64_t p = lo; p < hi; ++p) {
+        std::fill(partial, partial + w, 0.0);
+        const std::int64_t begin = p == 0 ? 0 : first_end + (p - 1) * block;
+        const std::int64_t stop = p == 0 ? first_end : std::min(n, first_end + p * block);
+        for (std::int64_t i = begin; i < stop; ++i) f(i, partial);
+        std::copy(partial, partial + w, slot + static_cast<std::size_t>(head + p - lo) * w);
+      }
     }
     if (continues) {
       session_->complete(receive, "chunk carry from a lower rank");
