@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief The hull walk against brute force over all pairs of options (resalloc's method).
+/// \brief The hull walk against brute force over all pairs of options (resalloc's method), and
+/// the exact dual terms the regularised pass takes from its response against the hull walk.
 #include <algorithm>
 #include <random>
 #include <vector>
 
 #include <doctest/doctest.h>
 
+#include <popalloc/backend/cpu.hpp>
 #include <popalloc/detail/best_response.hpp>
 #include <popalloc/detail/dense_view.hpp>
+#include <popalloc/detail/engine.hpp>
 #include <popalloc/utility.hpp>
 
 #include "support/instances.hpp"
@@ -163,4 +166,45 @@ TEST_CASE("[popalloc] hull walk hand cases") {
     CHECK(s.tau == doctest::Approx(4.0 / 3.0));
     CHECK(s.theta == doctest::Approx((4.0 / 3.0 - 1.0) / 2.0));
   }
+}
+
+namespace {
+
+/// The exact dual term that the regularised pass takes from its response where it can (an idle
+/// job, an unsaturated one, one saturated on a single option, one beyond its kink) against the
+/// hull walk's, at the same prices, for every smoothing level. One job per problem checks each
+/// job's term; a larger problem checks the sum over jobs in every state at once. Each engine
+/// evaluates a sequence of prices, so the searches also start from the previous slopes.
+template <class Utility>
+void compare_exact_terms(const Utility& u) {
+  using engine = popalloc::detail::engine<popalloc::detail::host_executor,
+                                          popalloc::dense_problem<double>, Utility>;
+  for (int seed = 0; seed < 48; ++seed) {
+    const int m = 1 + seed % 8;
+    const int n = seed < 40 ? 1 : 300;
+    CAPTURE(seed);
+    const auto p = popalloc_test::random_problem(n, m, 900 + seed);
+    engine smoothed(p, u, popalloc::detail::host_executor(1));
+    engine exact(p, u, popalloc::detail::host_executor(1));
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+    for (const double level : {1e-1, 1e-3, 1e-6}) {
+      for (int k = 0; k < 40; ++k) {
+        Eigen::VectorXd prices(m);
+        for (int j = 0; j < m; ++j) prices[j] = popalloc_test::uniform(rng, 0.0, 2.5) * (j + 1);
+        popalloc::detail::evaluation from_response, from_hull;
+        smoothed.evaluate(prices, level, true, from_response);
+        exact.evaluate(prices, 0.0, false, from_hull);
+        CAPTURE(level);
+        CHECK(from_response.excess_exact == doctest::Approx(from_hull.excess_exact).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("[popalloc] the regularised pass's exact dual terms equal the hull walk's") {
+  SUBCASE("linear") { compare_exact_terms(popalloc::utility::linear{}); }
+  SUBCASE("target priority") { compare_exact_terms(popalloc::utility::target_priority{}); }
+  SUBCASE("linear with floor") { compare_exact_terms(popalloc::utility::linear_with_floor{1.5}); }
 }
