@@ -70,6 +70,14 @@ class host_executor {
   /// 3 of them: a solve of 1e4 x 8 took 1.3x as long).
   static constexpr std::int64_t min_chunk_jobs = 1024;
   static constexpr std::int64_t doubles_per_line = 8;  ///< 64-byte cache lines
+  /// Offset between per-thread or per-chunk accumulators of `width` doubles that every job
+  /// writes: a cache line or more between one's end and the next's start, so no two threads
+  /// write one line (false sharing made the 1e4-job equal-share pass slower on 2 threads than
+  /// on 1).
+  static constexpr std::size_t padded_stride(std::size_t width) {
+    constexpr auto line = static_cast<std::size_t>(doubles_per_line);
+    return (width + 2 * line - 1) / line * line;
+  }
   /// Below this many elements, fills and copies run on one thread.
   static constexpr std::int64_t parallel_copy_min = 65536;
   template <class T>
@@ -130,11 +138,7 @@ class host_executor {
     const std::int32_t width = f.width();
     const std::int64_t chunks = chunk_count(n, width, max_chunks, min_chunk_jobs);
     const std::int64_t per_chunk = (n + chunks - 1) / chunks;
-    // Chunk accumulators at least a cache line apart: every job writes the first and the last
-    // entries of its chunk's accumulator (usage, scalars), and two threads writing one line
-    // (false sharing) made the 1e4-job equal-share pass slower on 2 threads than on 1.
-    const std::int64_t stride =
-        (width + 2 * doubles_per_line - 1) / doubles_per_line * doubles_per_line;
+    const auto stride = static_cast<std::int64_t>(padded_stride(static_cast<std::size_t>(width)));
     partial_.assign(static_cast<std::size_t>(chunks * stride), 0.0);
     double* partial = partial_.data();
     POPALLOC_PRAGMA_OMP(omp parallel for schedule(dynamic, 1) num_threads(threads_) if (chunks > 1))

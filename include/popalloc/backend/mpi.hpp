@@ -584,26 +584,14 @@ class mpi_executor {
       return;
     }
 
-#if POPALLOC_OPENMP_ACTIVE
-    const int threads = static_cast<int>(
-        std::max<std::int64_t>(1, std::min<std::int64_t>(host_.threads(), hi - lo)));
-#else
-    const int threads = 1;
-#endif
+    const int threads = piece_threads(hi - lo);
     accumulators_.assign(static_cast<std::size_t>(threads) * stride + flag_count, 0);
-    // Each thread's scratch at least a cache line from the next (no false sharing: every job
-    // writes its thread's scratch).
-    constexpr std::size_t line = host_executor::doubles_per_line;
-    const std::size_t scratch_stride = (w + 2 * line - 1) / line * line;
+    const std::size_t scratch_stride = host_executor::padded_stride(w);
     scratch_.assign(static_cast<std::size_t>(threads) * scratch_stride, 0.0);
     std::int64_t* accumulators = accumulators_.data();
     double* scratch = scratch_.data();
     POPALLOC_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1)) {
-#if POPALLOC_OPENMP_ACTIVE
-      const auto t = static_cast<std::size_t>(omp_get_thread_num());
-#else
-      const std::size_t t = 0;
-#endif
+      const std::size_t t = thread_number();
       std::int64_t* acc = accumulators + t * stride;
       double* partial = scratch + t * scratch_stride;
       std::int64_t since_carry = 0;
@@ -650,6 +638,26 @@ class mpi_executor {
  private:
   static constexpr std::size_t flag_count = 2;
 
+  /// Threads that sum `pieces` whole pieces of jobs (at most one piece each).
+  int piece_threads(std::int64_t pieces) const {
+#if POPALLOC_OPENMP_ACTIVE
+    return static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(host_.threads(), pieces)));
+#else
+    (void)pieces;
+    return 1;
+#endif
+  }
+
+  /// The calling thread's number in the current OpenMP team (0 outside one or without OpenMP).
+  static std::size_t thread_number() {
+#if POPALLOC_OPENMP_ACTIVE
+    return static_cast<std::size_t>(omp_get_thread_num());
+#else
+    return 0;
+#endif
+  }
+
   /// mpi_sums::cpu_order: the chunk sums this rank completes, in chunk order, are gathered on
   /// every rank and added in chunk order from 0, as host_executor::reduce adds its chunks.
   template <class F>
@@ -664,26 +672,15 @@ class mpi_executor {
     const auto slots = static_cast<std::size_t>(head + (hi - lo));
     gathered_send_.assign(slots * w + flag_count, 0.0);
     double* slot = gathered_send_.data();
-#if POPALLOC_OPENMP_ACTIVE
-    const int threads = static_cast<int>(
-        std::max<std::int64_t>(1, std::min<std::int64_t>(host_.threads(), hi - lo)));
-#else
-    const int threads = 1;
-#endif
-    // Each piece is summed in its thread's own scratch, a cache line or more from the next
-    // thread's, then copied to its slot: the slots are packed for the gather, and summing in
-    // place made two threads write one cache line for every job (false sharing).
-    constexpr std::size_t line = host_executor::doubles_per_line;
-    const std::size_t scratch_stride = (w + 2 * line - 1) / line * line;
+    // Each piece is summed in its thread's own padded scratch, then copied to its slot: the
+    // slots are packed for the gather, and summing in place made two threads write one cache
+    // line for every job (false sharing).
+    const int threads = piece_threads(hi - lo);
+    const std::size_t scratch_stride = host_executor::padded_stride(w);
     scratch_.assign(static_cast<std::size_t>(threads) * scratch_stride, 0.0);
     double* scratch = scratch_.data();
     POPALLOC_PRAGMA_OMP(omp parallel num_threads(threads) if (threads > 1)) {
-#if POPALLOC_OPENMP_ACTIVE
-      const auto t = static_cast<std::size_t>(omp_get_thread_num());
-#else
-      const std::size_t t = 0;
-#endif
-      double* partial = scratch + t * scratch_stride;
+      double* partial = scratch + thread_number() * scratch_stride;
       POPALLOC_PRAGMA_OMP(omp for schedule(dynamic, 1))
       for (std::int64_t p = lo; p < hi; ++p) {
         std::fill(partial, partial + w, 0.0);

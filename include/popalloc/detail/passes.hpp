@@ -270,34 +270,25 @@ struct evaluate_pass {
   }
 
   /// The exact (unregularised) dual term of a piecewise-linear job whose regularised response
-  /// is saturated on one option o (t = T < a_o, time constraint slack), or HUGE_VAL when that
-  /// shortcut does not apply and the hull walk must give it. The term is the minimum over nu in
-  /// [w', w] of f(0) + (w - nu) T + max(0, max_q nu a_q - c_q) (regularized_state); at nu =
-  /// c_o / a_o it is f(0) + (w - nu) T when no option profits there, and that nu is then the
-  /// minimiser: the slope is -T below it and at least a_o - T > 0 above it. No option profits
-  /// there because none does at the response's slope, which is above c_o / a_o (o has a positive
-  /// fraction); the scan only guards that against rounding. Saturated jobs are a third of all
-  /// jobs near an oversubscribed optimum and each used to walk its hull.
+  /// is saturated on the one option o (t = T < a_o, time constraint slack), or HUGE_VAL when
+  /// this closed form does not apply and the hull walk must give it. The term is the minimum
+  /// over nu in [w', w] of f(0) + (w - nu) T + max(0, max_q nu a_q - c_q) (regularized_state);
+  /// at nu = c_o / a_o it is f(0) + (w - nu) T when no option profits there, and that nu is then
+  /// the minimiser: the slope is -T below it and at least a_o - T > 0 above it. No option
+  /// profits there because none does at the response's slope, which is above c_o / a_o (o has a
+  /// positive fraction); the scan only guards that against rounding. Saturated jobs are a third
+  /// of all jobs near an oversubscribed optimum and each used to walk its hull.
   template <class Job>
   POPALLOC_HD double saturated_dual_term(const Job& options, const job_parameters& job,
-                                         double kappa, const regularized_state& r, double w,
-                                         double w_beyond, double saturation) const {
-    if (r.lambda > 0.0) return HUGE_VAL;
-    const std::int32_t count = options.count();
-    std::int32_t used = -1;
-    for (std::int32_t o = 0; o < count; ++o) {
-      if (regularized_fraction(options, o, kappa, r) > 0.0) {
-        if (used >= 0) return HUGE_VAL;
-        used = o;
-      }
-    }
-    if (used < 0) return HUGE_VAL;
-    const double a = options.value(used);
+                                         std::int32_t o, double w, double w_beyond,
+                                         double saturation) const {
+    const double a = options.value(o);
     if (!(a > saturation)) return HUGE_VAL;
-    const double nu = options.cost(used) / a;
+    const double nu = options.cost(o) / a;
     if (!(nu >= w_beyond && nu <= w)) return HUGE_VAL;
-    for (std::int32_t o = 0; o < count; ++o)
-      if (o != used && nu * options.value(o) - options.cost(o) > 0.0) return HUGE_VAL;
+    const std::int32_t count = options.count();
+    for (std::int32_t q = 0; q < count; ++q)
+      if (q != o && nu * options.value(q) - options.cost(q) > 0.0) return HUGE_VAL;
     return utility.value(0.0, job) + (w - nu) * saturation;
   }
 
@@ -326,14 +317,16 @@ struct evaluate_pass {
     // Searches start from the slope this job had at the previous evaluation.
     const double previous = slope_memory != nullptr ? slope_memory[i] : 0.0;
     regularized_state r;
+    // Piecewise-linear utilities: slope w up to the saturation throughput, w_beyond above it.
+    [[maybe_unused]] double w = 0.0, w_beyond = 0.0, saturation = HUGE_VAL;
     if constexpr (Utility::piecewise_linear) {
-      const double w = utility.marginal(0.0, job);
+      w = utility.marginal(0.0, job);
       if (pays_nothing(options, w)) {
         record_idle(i, job, w, kappa, partial, u_exact, u_smooth, e_smooth, exact_excess);
         return;
       }
-      double saturation = utility.saturation(job);
-      double w_beyond = saturation < HUGE_VAL ? utility.marginal(saturation, job) : 0.0;
+      saturation = utility.saturation(job);
+      w_beyond = saturation < HUGE_VAL ? utility.marginal(saturation, job) : 0.0;
       if (!(w_beyond < w)) saturation = HUGE_VAL, w_beyond = 0.0;  // one slope after all
       double guess = previous;
       if (option_memory != nullptr && option_memory[i] >= 0) {
@@ -354,8 +347,6 @@ struct evaluate_pass {
           const double gain = w * a - k;
           exact_excess = utility.value(0.0, job) + (gain > 0.0 ? gain : 0.0);
         }
-      } else if (r.saturated && exact_dual) {
-        exact_excess = saturated_dual_term(options, job, kappa, r, w, w_beyond, saturation);
       }
       if (slope_memory != nullptr) slope_memory[i] = r.saturated || r.beyond ? r.nu : 0.0;
     } else {
@@ -410,8 +401,14 @@ struct evaluate_pass {
         overflow = true;
       }
     }
-    if (option_memory != nullptr)
-      option_memory[i] = r.saturated && n_active == 1 && !(r.lambda > 0.0) ? active[0] : -1;
+    if constexpr (Utility::piecewise_linear) {
+      // Saturated on one option with time to spare: the dual term in closed form, and the
+      // option the next evaluation's search predicts the slope from.
+      const std::int32_t sole = r.saturated && n_active == 1 && !(r.lambda > 0.0) ? active[0] : -1;
+      if (sole >= 0 && exact_dual && r.unsaturated_best < 0)
+        exact_excess = saturated_dual_term(options, job, sole, w, w_beyond, saturation);
+      if (option_memory != nullptr) option_memory[i] = sole;
+    }
     u_exact = utility.value(tau, job);
     if (overflow) {
       if (fold_repair) partial[scalar_offset() + unfolded] += 1.0;
