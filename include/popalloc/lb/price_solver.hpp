@@ -38,9 +38,10 @@ struct price_options {
   /// LP relaxation's optimum; 1 keeps the stay-put signal at the size of the objective).
   double stay_bonus = 1.0;
   /// The LP's columns are the servers holding LP shards plus receivers: the least-loaded other
-  /// servers, at least `min_receivers` of them and enough that the columns' spare capacity is
-  /// `receiver_factor` x the LP shards' load (docs/load-balancing.md: exact while a receiver
-  /// keeps slack, which price_report::lp_exact says).
+  /// servers, at least `min_receivers` of them and enough that their spare capacity is
+  /// `receiver_factor` x the LP load the holding servers have no room for
+  /// (docs/load-balancing.md: exact while a receiver keeps slack, which price_report::lp_exact
+  /// says).
   std::size_t min_receivers = 16;
   double receiver_factor = 2.0;
 };
@@ -321,11 +322,12 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {},
     }
     const auto m = static_cast<Eigen::Index>(lp_shards.size());
     // Columns: every server holding an LP shard, plus receivers (the servers with the most
-    // spare capacity) until the columns can hold receiver_factor x the LP load. The restriction
+    // spare capacity) until they can hold receiver_factor x what the holding servers cannot
+    // (and at least min_receivers of them). The restriction
     // loses nothing when a receiver keeps slack (price 0): every missing option has value 1
     // and a price >= 0, so the restricted dual stays feasible for the full LP (rep.lp_exact).
     std::vector<std::int32_t> column_of(n, -1), server_of;
-    double lp_load = 0.0, column_room = 0.0;
+    double lp_load = 0.0, home_room = 0.0;
     for (const std::size_t j : lp_shards) {
       lp_load += prob.load[j];
       if (!prob.current.shards.empty())
@@ -336,7 +338,12 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {},
           }
     }
     for (const std::int32_t i : server_of)
-      column_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
+      home_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
+    // What the homes cannot keep must go to receivers; asking the receivers for a multiple of
+    // the whole LP load instead made every server a column at 16384 x 2048 (m = 2048 where
+    // 330-650 columns suffice) and the dense Newton model cost 20x more per round.
+    const double overflow = std::max(0.0, lp_load - home_room);
+    double receiver_room = 0.0;
     std::vector<char> is_home(n, 0);
     for (const std::int32_t i : server_of) is_home[static_cast<std::size_t>(i)] = 1;
     {
@@ -350,9 +357,9 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {},
       });
       std::size_t taken = 0;
       for (const std::int32_t i : others) {
-        if (taken >= opt.min_receivers && column_room >= opt.receiver_factor * lp_load) break;
+        if (taken >= opt.min_receivers && receiver_room >= opt.receiver_factor * overflow) break;
         server_of.push_back(i);
-        column_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
+        receiver_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
         ++taken;
       }
       rep.lp_exact = taken == others.size();  // every server is a column
