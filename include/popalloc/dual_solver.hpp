@@ -144,7 +144,8 @@ class price_discovery {
       // Damped Newton step on the smoothed dual in units of the price scale, inside a box
       // (at most max_step of the scale per resource, and p + step >= 0).
       const Eigen::VectorXd gradient = (capacity_ - current.usage).cwiseProduct(scale_);
-      Eigen::MatrixXd hessian = scale_.asDiagonal() * current.hessian * scale_.asDiagonal();
+      Eigen::MatrixXd& hessian = model_;
+      hessian = scale_.asDiagonal() * current.hessian * scale_.asDiagonal();
       if (correction_.size() != 0) hessian += correction_;
       const double mean_diagonal = hessian.diagonal().mean();
       const double floor =
@@ -176,14 +177,14 @@ class price_discovery {
           if (trial[j] < 0.0 ||
               (t == 1.0 && direction[j] == lo[j] && lo[j] * scale_[j] == -prices[j]))
             trial[j] = 0.0;  // land exactly on p_j = 0
-        evaluation candidate;
+        evaluation& candidate = candidate_;
         double candidate_gap = 0.0;
         const bool finite = evaluate(trial, candidate, candidate_gap);
         const double trial_value = candidate.excess_smooth + trial.dot(capacity_);
         if (finite && trial_value <= value + 1e-4 * t * slope) {
           update_correction(prices, current, trial, candidate);
           prices = std::move(trial);
-          current = std::move(candidate);
+          std::swap(current, candidate);  // the old buffers take the next candidate
           current_gap = candidate_gap;
           accepted = true;
           break;
@@ -216,7 +217,8 @@ class price_discovery {
                          const evaluation& e1) {
     const Eigen::VectorXd s = (p1 - p0).cwiseQuotient(scale_);
     const Eigen::VectorXd y = (e0.usage - e1.usage).cwiseProduct(scale_);
-    const Eigen::MatrixXd h1 = scale_.asDiagonal() * e1.hessian * scale_.asDiagonal();
+    Eigen::MatrixXd& h1 = model_;  // the step's model is no longer needed
+    h1 = scale_.asDiagonal() * e1.hessian * scale_.asDiagonal();
     const Eigen::VectorXd missing = y - h1 * s;
     const double ss = s.squaredNorm();
     if (!(ss > 0.0) || !missing.allFinite()) return;
@@ -237,7 +239,10 @@ class price_discovery {
       sy = s.dot(r);
     }
     if (!(sy > 0.0)) return;
-    correction_ += r * r.transpose() / sy - as * as.transpose() / sas;
+    // In place: the expression's two outer-product temporaries cost more than the update.
+    for (Eigen::Index j = 0; j < m_; ++j)
+      for (Eigen::Index i = 0; i < m_; ++i)
+        correction_(i, j) += r[i] * r[j] / sy - as[i] * as[j] / sas;
   }
 
   /// Next continuation stage: less smoothing, re-evaluated at the same prices.
@@ -377,6 +382,10 @@ class price_discovery {
   Eigen::Index m_;
   Eigen::VectorXd scale_, best_prices_, best_usage_;
   Eigen::MatrixXd correction_;  ///< secant correction to the generalized Hessian (scaled)
+  /// Buffers kept across steps: at thousands of resources every fresh m x m matrix cost a
+  /// page fault per 4 KiB (a quarter of a load-balancing solve's time was in the kernel).
+  Eigen::MatrixXd model_;
+  evaluation candidate_;
   double level_ = 0.0;
   double start_level_ = 0.0;  ///< first level of a warm start, when known (sample start)
   double idle_utility_ = 0.0;
