@@ -322,10 +322,10 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {},
     }
     const auto m = static_cast<Eigen::Index>(lp_shards.size());
     // Columns: every server holding an LP shard, plus receivers (the servers with the most
-    // spare capacity) until they can hold receiver_factor x what the holding servers cannot
-    // (and at least min_receivers of them). The restriction
-    // loses nothing when a receiver keeps slack (price 0): every missing option has value 1
-    // and a price >= 0, so the restricted dual stays feasible for the full LP (rep.lp_exact).
+    // spare capacity, at least min_receivers of them) until they can hold receiver_factor x
+    // what the holding servers cannot. The restriction loses nothing when a receiver keeps
+    // slack (price 0): every missing option has value 1 and a price >= 0, so the restricted
+    // dual stays feasible for the full LP (rep.lp_exact).
     std::vector<std::int32_t> column_of(n, -1), server_of;
     double lp_load = 0.0, home_room = 0.0;
     for (const std::size_t j : lp_shards) {
@@ -339,9 +339,10 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {},
     }
     for (const std::int32_t i : server_of)
       home_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
-    // What the homes cannot keep must go to receivers; asking the receivers for a multiple of
-    // the whole LP load instead made every server a column at 16384 x 2048 (m = 2048 where
-    // 330-650 columns suffice) and the dense Newton model cost 20x more per round.
+    // What the holding servers cannot keep must go to receivers. Asking the columns for a
+    // multiple of the whole LP load instead made every server a column in every round at
+    // 16384 x 2048: the dense Newton model had 2,048 prices where 328 sufficed (round 1 of
+    // POP's benchmark, 12x longer).
     const double overflow = std::max(0.0, lp_load - home_room);
     double receiver_room = 0.0;
     std::vector<char> is_home(n, 0);
