@@ -101,8 +101,8 @@ class price_discovery {
     auto marginals = engine_.marginal_prices(capacity_);
     Eigen::VectorXd& equal_share = marginals.equal_share;
     const Eigen::VectorXd& at_zero = marginals.at_zero;
-    idle_utility_ = engine_.idle_utility();
-    elasticity_ = engine_.elasticity();
+    references_ = {engine_.idle_utility(), engine_.elasticity()};
+    trivial_bound_ = engine_.unlimited_utility();
     scale_.resize(m_);
     for (Eigen::Index j = 0; j < m_; ++j) {
       const double a = std::isfinite(equal_share[j]) ? equal_share[j] : 0.0;
@@ -313,22 +313,27 @@ class price_discovery {
     return e.excess_smooth + prices.dot(capacity_) - primal.utility_smooth;
   }
 
-  double gap() const { return best_dual_ - best_primal_; }
+  /// The best dual value, never above g(0): far from the optimal prices (an optimum with slack
+  /// everywhere, a start in the wrong region) g(p) can exceed the unlimited-capacity objective.
+  double bound() const { return std::min(best_dual_, trivial_bound_); }
 
-  double relative_gap() const {
-    return detail::relative_gap(best_dual_, best_primal_, idle_utility_, elasticity_);
+  double gap() const { return bound() - best_primal_; }
+
+  measured_gap measured() const {
+    return measure_gap(bound(), best_primal_, options_.gap, references_);
   }
+  double relative_gap() const { return measured().relative; }
 
   bool converged() const {
-    if (!std::isfinite(best_primal_) || !std::isfinite(best_dual_)) return false;
+    if (!std::isfinite(best_primal_) || !std::isfinite(bound())) return false;
     return gap() <= options_.absolute_gap || relative_gap() <= options_.relative_gap;
   }
 
   /// A dual bound below a feasible objective by more than rounding means the arithmetic lost
   /// precision (data spanning most of the double range): neither number can be trusted.
   bool certificate_inconsistent() const {
-    if (!std::isfinite(best_primal_) || !std::isfinite(best_dual_)) return false;
-    const double scale = std::max(std::abs(best_dual_), std::abs(best_primal_));
+    if (!std::isfinite(best_primal_) || !std::isfinite(bound())) return false;
+    const double scale = std::max(std::abs(bound()), std::abs(best_primal_));
     return gap() < -method_constants::inconsistent_gap * scale && gap() < -options_.absolute_gap;
   }
 
@@ -346,7 +351,7 @@ class price_discovery {
     info.iteration = iterations_;
     info.elapsed_seconds = clock_.seconds();
     info.primal_objective = best_primal_;
-    info.dual_bound = best_dual_;
+    info.dual_bound = bound();
     info.relative_gap = relative_gap();
     info.smoothing = level_;
     info.prices = prices.data();
@@ -363,10 +368,15 @@ class price_discovery {
     result.iterations = iterations_;
     result.smoothing_stages = stages_;
     result.smoothing = level_;
-    result.dual_bound = best_dual_;
+    result.dual_bound = bound();
+    result.trivial_bound = trivial_bound_;
     result.primal_objective = best_primal_;
     result.duality_gap = gap();
-    result.relative_gap = relative_gap();
+    const measured_gap relative = measured();
+    result.relative_gap = relative.relative;
+    result.gap_scale = relative.scale;
+    result.gap_scale_name = relative.scale_name;
+    result.gap_measure = relative.measure;
     result.prices = best_prices_.size() == m_ ? best_prices_ : Eigen::VectorXd::Zero(m_);
     result.usage = best_usage_.size() == m_ ? best_usage_ : Eigen::VectorXd::Zero(m_);
     result.max_capacity_violation = (result.usage - capacity_).cwiseMax(0.0).maxCoeff();
@@ -388,8 +398,8 @@ class price_discovery {
   evaluation candidate_;
   double level_ = 0.0;
   double start_level_ = 0.0;  ///< first level of a warm start, when known (sample start)
-  double idle_utility_ = 0.0;
-  double elasticity_ = 0.0;
+  gap_references references_;
+  double trivial_bound_ = std::numeric_limits<double>::infinity();
   double best_dual_ = std::numeric_limits<double>::infinity();
   double best_primal_ = -std::numeric_limits<double>::infinity();
   double evaluate_seconds_ = 0.0;

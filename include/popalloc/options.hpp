@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -13,12 +14,41 @@
 
 namespace popalloc {
 
+/// \brief What a relative duality gap is measured against (solve_result::gap_scale_name says
+/// which scale a result used). The anchor is dual bound - sum_i f_i(0), the range of objectives
+/// above leaving every job idle (for target priority: the weighted target sum minus |bound|),
+/// or, where f_i(0) = -inf (log), sum_i t_i f_i'(t_i) (log: the sum of the weights).
+/// docs/method.md, "Relative gap".
+enum class gap_measure : std::uint8_t {
+  /// anchored for utilities with f(0) = -inf (log), objective for every other utility.
+  automatic = 0,
+  /// The standard (bound - objective) / max(|objective|, |bound|), the scale raised to 1e-6 x
+  /// the anchor where both are smaller (an optimum of exactly 0 would otherwise never close).
+  objective = 1,
+  /// (bound - objective) / max(|objective|, |bound|, anchor).
+  anchored = 2,
+};
+
+/// \brief Stable lower-case name of a gap measure: "automatic", "objective" or "anchored".
+inline const char* to_string(gap_measure measure) noexcept {
+  switch (measure) {
+    case gap_measure::automatic:
+      return "automatic";
+    case gap_measure::objective:
+      return "objective";
+    case gap_measure::anchored:
+      return "anchored";
+  }
+  return "unknown";
+}
+
 /// \brief Options of the price-discovery dual solver. Field names are stable (usable as keys).
 struct solver_options {
-  /// Stop when (dual bound - primal objective) <= relative_gap * max(|dual|, |primal|, anchor),
-  /// anchor = dual - sum_i f_i(0), or sum_i w_i for log utilities (see
-  /// solve_result::relative_gap).
+  /// Stop when (dual bound - primal objective) <= relative_gap * the scale of `gap` (see
+  /// solve_result::relative_gap and gap_scale).
   double relative_gap = 1e-4;
+  /// What relative_gap is measured against.
+  gap_measure gap = gap_measure::automatic;
   /// Also stop when (dual bound - primal objective) <= absolute_gap (0 disables).
   double absolute_gap = 0.0;
   /// Maximum number of dual evaluations (passes over all jobs).
@@ -46,6 +76,9 @@ struct solver_options {
       throw invalid_options("absolute_gap must be a finite number >= 0");
     if (relative_gap == 0.0 && absolute_gap == 0.0)
       throw invalid_options("relative_gap and absolute_gap cannot both be 0");
+    if (gap != gap_measure::automatic && gap != gap_measure::objective &&
+        gap != gap_measure::anchored)
+      throw invalid_options("gap must be gap_measure::automatic, objective or anchored");
     if (max_iterations < 1) throw invalid_options("max_iterations must be >= 1");
     if (!(time_limit_seconds > 0.0))
       throw invalid_options("time_limit_seconds must be > 0 (use infinity for no limit)");

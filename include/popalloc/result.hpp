@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include "popalloc/options.hpp"
 #include "popalloc/status.hpp"
 
 namespace popalloc {
@@ -46,18 +47,28 @@ struct solve_result {
   double smoothing = 0.0;    ///< relative smoothing level at the end (docs/method.md)
   /// Utility of the returned allocation, which is always feasible.
   double primal_objective = std::numeric_limits<double>::quiet_NaN();
-  /// Lowest dual value g(p) seen: an upper bound on the optimum.
+  /// An upper bound on the optimum: the lowest dual value g(p) seen, or trivial_bound when that
+  /// is lower.
   double dual_bound = std::numeric_limits<double>::quiet_NaN();
+  /// The objective with unlimited capacities, sum_i max_x f_i(t_i(x)) = g(0): no bound is
+  /// reported above it (0 for target priority, sum_i w_i max_o a_io for linear).
+  double trivial_bound = std::numeric_limits<double>::quiet_NaN();
   double duality_gap = std::numeric_limits<double>::quiet_NaN();  ///< dual_bound - primal
-  /// gap / max(|dual|, |primal|, anchor): relative to the objective, or to an anchor when that
-  /// is larger (objectives near 0): the range above leaving every job idle, dual - sum_i
-  /// f_i(0); for utilities with f(0) = -inf, sum_i t_i f_i'(t_i) (log: sum_i w_i, so that r
-  /// means the weighted geometric mean throughput is within a factor e^r of the optimum's).
-  /// docs/method.md, "Relative gap".
+  /// duality_gap / gap_scale (0 when the gap is not positive).
   double relative_gap = std::numeric_limits<double>::quiet_NaN();
+  /// The denominator of relative_gap under gap_measure (solver_options::gap, resolved):
+  /// objective: max(|primal|, |dual|, 1e-6 anchor); anchored: max(|primal|, |dual|, anchor).
+  double gap_scale = std::numeric_limits<double>::quiet_NaN();
+  /// Which term gap_scale is: "objective", "idle range" (dual - sum_i f_i(0)), "elasticity"
+  /// (sum_i t_i f_i'(t_i), log: the weight sum), or "1e-6 x idle range" / "1e-6 x elasticity"
+  /// (the objective measure's floor). docs/method.md, "Relative gap".
+  const char* gap_scale_name = "objective";
+  popalloc::gap_measure gap_measure = popalloc::gap_measure::objective;  ///< the measure used
   /// max_j max(0, usage_j - capacity_j) of the returned allocation (0 up to rounding).
   double max_capacity_violation = std::numeric_limits<double>::quiet_NaN();
-  Eigen::VectorXd prices;           ///< price per resource at which dual_bound was attained
+  /// The evaluated prices with the lowest dual value g(p) (dual_bound = min(g(prices),
+  /// trivial_bound)).
+  Eigen::VectorXd prices;
   Eigen::VectorXd usage;            ///< resource usage of the returned allocation
   Eigen::VectorXd throughput;       ///< t_i of each job under the returned allocation
   popalloc::allocation allocation;  ///< nonzero time fractions, by job

@@ -334,6 +334,7 @@ class engine {
     const auto idle = static_cast<std::size_t>(2 * m_);
     idle_utility_ = sums_[idle + 1] == 0.0 ? sums_[idle] : -std::numeric_limits<double>::infinity();
     elasticity_ = sums_[idle + 2];
+    unlimited_utility_ = sums_[idle + 3];
     return {Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_) / n,
             Eigen::Map<const Eigen::VectorXd>(sums_.data() + m_, m_) / n};
   }
@@ -346,6 +347,10 @@ class engine {
   /// weights for log): what the objective gains to first order when every such job's
   /// throughput grows by a factor e. Set by marginal_prices().
   double elasticity() const { return elasticity_; }
+
+  /// sum_i max_x f_i(t_i(x)), the objective when no capacity binds: g(0), so a dual bound that
+  /// never needs to be exceeded. Set by marginal_prices().
+  double unlimited_utility() const { return unlimited_utility_; }
 
  private:
   using view_type = typename problem_storage<Executor, Problem>::view_type;
@@ -479,6 +484,7 @@ class engine {
   std::vector<double> sums_;
   double idle_utility_ = 0.0;
   double elasticity_ = 0.0;
+  double unlimited_utility_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace popalloc::detail

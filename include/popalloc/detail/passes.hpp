@@ -675,9 +675,11 @@ struct job_count_pass {
 /// Marginal value of each resource at an equal-share allocation (resalloc's initial prices,
 /// generalised to bundles: an option's marginal value is split over the units it consumes).
 /// Layout: value[m] at the equal share and value[m] at zero throughput (the caller divides by n),
-/// then sum_i f_i(0), the count of jobs whose f_i(0) is not finite, and sum_i t_i f_i'(t_i) at
-/// the equal share over those jobs (engine::elasticity). One pass serves both price estimates; a
-/// non-finite marginal (log at 0) contributes nothing.
+/// then sum_i f_i(0), the count of jobs whose f_i(0) is not finite, sum_i t_i f_i'(t_i) at the
+/// equal share over those jobs (engine::elasticity), and sum_i f_i(max_o a_io), the objective with
+/// unlimited capacities (engine::unlimited_utility; f_i is nondecreasing, so a job alone does
+/// best on its fastest open option). One pass serves both price estimates; a non-finite marginal
+/// (log at 0) contributes nothing.
 template <class View, class Utility>
 struct initial_price_pass {
   View view;
@@ -686,12 +688,18 @@ struct initial_price_pass {
   std::int32_t m = 0;
   double jobs = 0.0;  ///< n over all shards (job_count_pass), not the local view.n
 
-  POPALLOC_HD std::int32_t width() const { return 2 * m + 3; }
+  POPALLOC_HD std::int32_t width() const { return 2 * m + 4; }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const std::int32_t count = view.option_count(i);
     const double n = jobs;
     const double idle = utility.value(0.0, view.parameters(i));
+    double fastest = 0.0;
+    for (std::int32_t o = 0; o < count; ++o) {
+      const double a = view.value(i, o);
+      if (a > fastest) fastest = a;
+    }
+    partial[2 * m + 3] += utility.value(fastest, view.parameters(i));
     const bool idle_finite = is_finite(idle);
     if (idle_finite) {
       partial[2 * m] += idle;

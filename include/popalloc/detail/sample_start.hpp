@@ -110,6 +110,11 @@ inline solver_options sample_options(const solver_options& options, std::int64_t
 /// starts at (0: the usual one).
 template <class Utility>
 double start_from_sample(const solve_result& sample, solver_options& run_options) {
+  // A sample whose bound is the unlimited-capacity objective has optimal prices 0: nothing is
+  // scarce, and near p = 0 the smoothed best responses ignore the capacities, so a feasible
+  // allocation needs the cold schedule (target priority, targets within reach: a start at the
+  // sample's near-zero prices stalled with a shortfall that the cold start removes).
+  if (!(sample.dual_bound < sample.trivial_bound)) return 0.0;
   if (sample.prices.allFinite()) run_options.warm_start_prices = sample.prices;
   // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6, when
   // its gap was still relative to |objective|: 6 full evaluations instead of 10);

@@ -444,7 +444,7 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
     using host_engine =
         popalloc::detail::engine<popalloc::detail::host_executor, dense_problem<Scalar>, Utility>;
     host_engine engine(problem, utility, popalloc::detail::host_executor(options.solver.threads));
-    engine.marginal_prices(problem.capacity);  // sets idle_utility() and elasticity()
+    engine.marginal_prices(problem.capacity);  // sets the gap references and g(0)
     std::vector<std::pair<int, Eigen::VectorXd>> candidates;
     Eigen::VectorXd average = Eigen::VectorXd::Zero(m);
     int priced = 0;
@@ -470,9 +470,16 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
         out.bound_candidate = label;
       }
     }
+    r.trivial_bound = engine.unlimited_utility();
+    if (r.trivial_bound < r.dual_bound) r.dual_bound = r.trivial_bound;
     r.duality_gap = r.dual_bound - r.primal_objective;
-    r.relative_gap = popalloc::detail::relative_gap(r.dual_bound, r.primal_objective,
-                                                    engine.idle_utility(), engine.elasticity());
+    const popalloc::detail::measured_gap relative =
+        popalloc::detail::measure_gap(r.dual_bound, r.primal_objective, options.solver.gap,
+                                      {engine.idle_utility(), engine.elasticity()});
+    r.relative_gap = relative.relative;
+    r.gap_scale = relative.scale;
+    r.gap_scale_name = relative.scale_name;
+    r.gap_measure = relative.measure;
   }
   out.timings.bound_seconds = detail::seconds_since(bound_start);
   r.timings.setup_seconds = out.timings.partition_seconds;

@@ -187,6 +187,9 @@ inline te_result solve_price(const te_instance& inst, te_objective objective,
   core.max_iterations = options.max_iterations;
   core.threads = options.threads;
   core.time_limit_seconds = options.time_limit_seconds;
+  // The bisection's level tests need a gap of the interval's width relative to the demand
+  // served (target priority's idle range), not to the shortfall.
+  core.gap = gap_measure::anchored;
 
   if (objective == te_objective::total_flow) {
     const auto problem = detail::te_bundle(inst, false);
