@@ -75,6 +75,7 @@ struct method_constants {
   static constexpr double capacity_margin = 1e-11;  ///< repaired usage <= (1 - margin) R
   static constexpr double max_step = 0.5;           ///< per step, in units of the price scale
   static constexpr int max_backtracks = 12;
+  static constexpr int residual_backtracks = 3;  ///< when judged by the gradient (see run())
   /// dual - primal below -this x |objective|: the certificate is inconsistent (see finish()).
   static constexpr double inconsistent_gap = 1e-9;
 };
@@ -160,7 +161,16 @@ class price_discovery {
       const double slope = gradient.dot(direction);  // directional derivative, < 0
       const double value = current.excess_smooth + prices.dot(capacity_);
       const double negligible = 1e-15 * (std::abs(value) + 1.0);
-      if (!(slope < -negligible)) {
+      // When the bound is g(0) no dual value can improve it and only the allocation is left to
+      // find. The dual decreases to second order in the allocation's overuse, the shortfall the
+      // repair leaves grows to first order: near the smoothed minimiser a decrease can drown in
+      // the rounding of the dual's value while the gradient still shows the overuse (target
+      // priority with every target reachable). Such a step is judged by the projected gradient.
+      const bool by_value = slope < -negligible;
+      const bool bound_is_trivial = trivial_bound_ <= best_dual_;
+      const double residual =
+          by_value || !bound_is_trivial ? 0.0 : projected_gradient_norm(prices, current.usage);
+      if (!by_value && !(slope < 0.0 && residual > 0.0)) {
         if (level_ > k::smoothing_floor) {
           next_stage(prices, current, current_gap, damping);
           continue;
@@ -171,7 +181,8 @@ class price_discovery {
       // Backtracking along the step with quadratic interpolation (Armijo condition).
       double t = 1.0;
       bool accepted = false;
-      for (int attempt = 0; attempt < k::max_backtracks; ++attempt) {
+      for (int attempt = 0; attempt < (by_value ? k::max_backtracks : k::residual_backtracks);
+           ++attempt) {
         Eigen::VectorXd trial = prices + t * direction.cwiseProduct(scale_);
         for (Eigen::Index j = 0; j < m_; ++j)
           if (trial[j] < 0.0 ||
@@ -181,7 +192,10 @@ class price_discovery {
         double candidate_gap = 0.0;
         const bool finite = evaluate(trial, candidate, candidate_gap);
         const double trial_value = candidate.excess_smooth + trial.dot(capacity_);
-        if (finite && trial_value <= value + 1e-4 * t * slope) {
+        const bool decreased = by_value ? trial_value <= value + 1e-4 * t * slope
+                                        : projected_gradient_norm(trial, candidate.usage) <
+                                              (1.0 - 1e-4 * t) * residual;
+        if (finite && decreased) {
           update_correction(prices, current, trial, candidate);
           prices = std::move(trial);
           std::swap(current, candidate);  // the old buffers take the next candidate
@@ -190,7 +204,7 @@ class price_discovery {
           break;
         }
         if (limit_status() != solve_status::not_solved) break;
-        const double curvature = finite ? trial_value - value - t * slope : 0.0;
+        const double curvature = finite && by_value ? trial_value - value - t * slope : 0.0;
         const double t_model = curvature > 0.0 ? -slope * t * t / (2.0 * curvature) : 0.1 * t;
         t = std::clamp(t_model, 0.1 * t, 0.5 * t);
       }
@@ -243,6 +257,18 @@ class price_discovery {
     for (Eigen::Index j = 0; j < m_; ++j)
       for (Eigen::Index i = 0; i < m_; ++i)
         correction_(i, j) += r[i] * r[j] / sy - as[i] * as[j] / sas;
+  }
+
+  /// Norm of the dual's gradient R - usage in scaled units, without the components that p >= 0
+  /// blocks (price 0, resource not fully used).
+  double projected_gradient_norm(const Eigen::VectorXd& prices,
+                                 const Eigen::VectorXd& usage) const {
+    double sum = 0.0;
+    for (Eigen::Index j = 0; j < m_; ++j) {
+      const double g = (capacity_[j] - usage[j]) * scale_[j];
+      if (prices[j] > 0.0 || g < 0.0) sum += g * g;
+    }
+    return std::sqrt(sum);
   }
 
   /// Next continuation stage: less smoothing, re-evaluated at the same prices.
