@@ -13,6 +13,7 @@
 #include <map>
 #include <new>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -33,6 +34,7 @@
 
 // popalloc-solve's generator and CSV reader, compiled into this program (read-only reuse).
 #include "../../examples/common/command_line.hpp"
+#include "families.hpp"
 #include "generator.hpp"
 #include "instance.hpp"
 #include "io.hpp"
@@ -46,7 +48,7 @@ using popalloc_solve::input_error;
 namespace json = popalloc_solve::json;
 
 constexpr const char* kUsage = R"(Usage:
-  popalloc-compare --generate N,M [--seed S] [options]
+  popalloc-compare --generate N,M [--family SPEC] [--seed S] [options]
   popalloc-compare --jobs JOBS.csv --resources RESOURCES.csv [options]
   popalloc-compare              compare on a generated 2000 x 8 instance (seed 1)
 
@@ -58,6 +60,10 @@ popalloc's speed-up. Instance options and file formats are those of popalloc-sol
 
 Input:
   --generate N,M           popalloc-solve's generator: N jobs on M resources
+  --family SPEC            its instance family (default generations; alone: 2000 x 8, x 3 for
+                           gavel): NAME[:tight|:loose][:reachable|:far], NAME one of
+                           generations, uniform, classes, gavel, paper, sparse
+                           (docs/instance-families.md)
   --seed S                 generator seed (default 1)
   --jobs FILE, --resources FILE
                            popalloc-solve's CSV formats (see popalloc-solve --help)
@@ -106,11 +112,11 @@ error, 1 internal error.
 using popalloc_cli::option_spec;
 
 constexpr option_spec kOptions[] = {
-    {"jobs", true},          {"resources", true},      {"generate", true},     {"seed", true},
-    {"utility", true},       {"solvers", true},        {"time-limit", true},   {"tolerance", true},
-    {"agreement", true},     {"threads", true},        {"stop-early", true},   {"repeat", true},
-    {"json", true},          {"write-instance", true}, {"target-scale", true}, {"quiet", false},
-    {"list-solvers", false}, {"help", false},          {"version", false},
+    {"jobs", true},      {"resources", true},     {"generate", true},       {"seed", true},
+    {"family", true},    {"utility", true},       {"solvers", true},        {"time-limit", true},
+    {"tolerance", true}, {"agreement", true},     {"threads", true},        {"stop-early", true},
+    {"repeat", true},    {"json", true},          {"write-instance", true}, {"target-scale", true},
+    {"quiet", false},    {"list-solvers", false}, {"help", false},          {"version", false},
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -242,6 +248,16 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
     if (s.generator.jobs > std::numeric_limits<std::int32_t>::max() ||
         s.generator.resources > std::numeric_limits<std::int32_t>::max())
       usage_error("--generate: N and M must be below 2^31");
+  }
+  if (const std::string* family = value_of("family")) {
+    if (!s.generate) usage_error("--family only applies to --generate");
+    try {
+      s.generator.family = popalloc_solve::parse_family(*family);
+      if (generate == nullptr && s.generator.family.family == "gavel") s.generator.resources = 3;
+      popalloc_solve::family_resource_names(s.generator.family, s.generator.resources);
+    } catch (const std::invalid_argument& e) {
+      usage_error(std::string("--family: ") + e.what());
+    }
   }
   if (const std::string* seed = value_of("seed")) {
     if (!s.generate) usage_error("--seed only applies to --generate");
@@ -681,8 +697,11 @@ int run(int argc, char** argv) {
   report rep;
   rep.jobs = problem.jobs();
   rep.resources = problem.resources();
-  rep.source = config.generate ? "generated, seed " + std::to_string(config.generator.seed)
-                               : config.jobs_path + " + " + config.resources_path;
+  const std::string family = popalloc_solve::to_string(config.generator.family);
+  rep.source = config.generate
+                   ? "generated" + (family == "generations" ? "" : " (family " + family + ")") +
+                         ", seed " + std::to_string(config.generator.seed)
+                   : config.jobs_path + " + " + config.resources_path;
   auto requested = [&](const std::string& name) {
     return std::find(config.solvers.begin(), config.solvers.end(), name) != config.solvers.end();
   };

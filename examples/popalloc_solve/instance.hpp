@@ -3,9 +3,12 @@
 /// \brief A named problem instance: the dense problem plus job ids and resource names, and the
 /// CSV formats it is read from and written to.
 ///
-///   JOBS.csv       id,weight,target,<resource name>,...   (any column order; weight optional,
-///                  default 1; target needed by target-priority; a resource column holds the
-///                  job's throughput there, 0 = cannot use; a missing resource column means 0)
+///   JOBS.csv       id,weight,target,demand,<resource name>,...   (any column order; weight
+///                  optional, default 1; target needed by target-priority; demand optional:
+///                  units of every resource the job occupies while it runs, e.g. a Gavel scale
+///                  factor, finite and > 0, read into dense_problem::job_demand, default 1; a
+///                  resource column holds the job's throughput there, 0 = cannot use; a missing
+///                  resource column means 0)
 ///   RESOURCES.csv  name,capacity
 #pragma once
 
@@ -35,7 +38,9 @@ struct data_requirements {
 instance read_instance(const std::string& jobs_path, const std::string& resources_path,
                        const data_requirements& requirements);
 
-/// \brief Writes PREFIX.jobs.csv and PREFIX.resources.csv (exact round trip). \throws input_error.
+/// \brief Writes PREFIX.jobs.csv and PREFIX.resources.csv (exact round trip, with a demand
+/// column when problem.job_demand is set). \throws input_error, also for a problem with an
+/// n x m demand matrix (JOBS.csv has no format for it).
 void write_instance(const instance& data, const std::string& prefix);
 
 }  // namespace popalloc_solve

@@ -142,7 +142,7 @@ void check_field_count(const std::vector<std::string_view>& fields, std::size_t 
 }
 
 bool is_jobs_column_name(std::string_view name) {
-  return name == "id" || name == "weight" || name == "target";
+  return name == "id" || name == "weight" || name == "target" || name == "demand";
 }
 
 struct resource_table {
@@ -229,7 +229,7 @@ class duplicate_detector {
 };
 
 /// Role of a JOBS.csv column: one of these, or the index of a resource (>= 0).
-constexpr long kIdColumn = -1, kWeightColumn = -2, kTargetColumn = -3;
+constexpr long kIdColumn = -1, kWeightColumn = -2, kTargetColumn = -3, kDemandColumn = -4;
 
 }  // namespace
 
@@ -248,7 +248,7 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
   const std::size_t columns = fields.size();
   std::vector<long> role(columns);
   std::vector<std::string> column_names(fields.begin(), fields.end());
-  bool has_id = false, has_weight = false, has_target = false;
+  bool has_id = false, has_weight = false, has_target = false, has_demand = false;
   std::vector<bool> resource_seen(resources.names.size(), false);
   for (std::size_t c = 0; c < columns; ++c) {
     const std::string_view name = fields[c];
@@ -262,12 +262,15 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
     } else if (name == "target") {
       duplicate = std::exchange(has_target, true);
       role[c] = kTargetColumn;
+    } else if (name == "demand") {
+      duplicate = std::exchange(has_demand, true);
+      role[c] = kDemandColumn;
     } else {
       const auto found = resources.index.find(std::string(name));
       if (found == resources.index.end())
         fail_at(path, header_line,
-                "unknown column " + quoted(name) + ": not id, weight, target or a resource of " +
-                    resources_path);
+                "unknown column " + quoted(name) +
+                    ": not id, weight, target, demand or a resource of " + resources_path);
       duplicate = resource_seen[found->second];
       resource_seen[found->second] = true;
       role[c] = static_cast<long>(found->second);
@@ -290,6 +293,7 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
   problem.throughput.setZero(static_cast<Eigen::Index>(row_bound), m);
   if (has_weight) problem.weight.resize(static_cast<Eigen::Index>(row_bound));
   if (has_target) problem.target.resize(static_cast<Eigen::Index>(row_bound));
+  if (has_demand) problem.job_demand.resize(static_cast<Eigen::Index>(row_bound));
 
   std::vector<std::string_view> ids;
   std::vector<long> row_lines;
@@ -320,6 +324,13 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
         case kTargetColumn:
           problem.target[row] = parse_non_negative(field, "target", path, line);
           break;
+        case kDemandColumn: {
+          const double demand = parse_non_negative(field, "demand", path, line);
+          if (!(demand > 0.0))
+            fail_at(path, line, "demand must be > 0 (units of every resource the job occupies)");
+          problem.job_demand[row] = demand;
+          break;
+        }
         default:
           throughput[role[c]] = parse_non_negative(field, column_names[c], path, line);
       }
@@ -347,6 +358,7 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
   problem.throughput.conservativeResize(n, m);
   if (has_weight) problem.weight.conservativeResize(n);
   if (has_target) problem.target.conservativeResize(n);
+  if (has_demand) problem.job_demand.conservativeResize(n);
   result.job_ids.assign(ids.begin(), ids.end());
   return result;
 }
@@ -366,11 +378,17 @@ void write_instance(const instance& data, const std::string& prefix) {
     r += '\n';
   }
 
+  if (problem.demand.size() != 0)
+    throw input_error("cannot write " + prefix +
+                      ".jobs.csv: per-resource demands (an n x m demand matrix) have no column "
+                      "in JOBS.csv, only a per-job demand");
   const bool has_weight = problem.weight.size() != 0, has_target = problem.target.size() != 0;
+  const bool has_demand = problem.job_demand.size() != 0;
   std::string& out = jobs.buffer();
   out += "id";
   if (has_weight) out += ",weight";
   if (has_target) out += ",target";
+  if (has_demand) out += ",demand";
   for (const std::string& name : data.resource_names) {
     out += ',';
     append_csv_field(out, name);
@@ -385,6 +403,10 @@ void write_instance(const instance& data, const std::string& prefix) {
     if (has_target) {
       out += ',';
       append_number(out, problem.target[i]);
+    }
+    if (has_demand) {
+      out += ',';
+      append_number(out, problem.job_demand[i]);
     }
     for (Eigen::Index j = 0; j < m; ++j) {
       out += ',';

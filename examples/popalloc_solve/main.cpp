@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -44,6 +45,7 @@
 #endif
 
 #include "../common/command_line.hpp"
+#include "families.hpp"
 #include "generator.hpp"
 #include "instance.hpp"
 #include "io.hpp"
@@ -54,7 +56,7 @@ namespace {
 
 constexpr const char* kUsage = R"(Usage:
   popalloc-solve --jobs JOBS.csv --resources RESOURCES.csv [--utility UTILITY] [options]
-  popalloc-solve --generate N,M [--seed S] [--write-instance PREFIX] [options]
+  popalloc-solve --generate N,M [--family SPEC] [--seed S] [--write-instance PREFIX] [options]
   popalloc-solve              solve a generated 1000000 x 8 instance (seed 1, log utility)
 
 Maximizes sum_i f_i(t_i), t_i = sum_j A_ij x_ij, over x_ij >= 0 with sum_j x_ij <= 1 for every
@@ -67,6 +69,9 @@ Input:
                            use; a resource without a column is 0 for every job)
   --resources FILE         header name,capacity
   --generate N,M           generate N jobs on M resources (r0..r{M-1}) instead of reading files
+  --family SPEC            instance family of --generate (default generations; alone: the
+                           default size, M = 3 for gavel): NAME[:tight|:loose][:reachable|:far]
+                           with the names below (docs/instance-families.md)
   --seed S                 generator seed (default 1), also the POP partition seed
   --write-instance PREFIX  also write the instance to PREFIX.jobs.csv and PREFIX.resources.csv
 
@@ -74,6 +79,11 @@ Model and solver:
   --utility UTILITY        linear | log | power:ALPHA (0 < ALPHA < 1) | target-priority
                            (default log)
   --tolerance TOL          stop at this relative duality gap (default 1e-4)
+  --gap MEASURE            what the relative gap is relative to: objective (the standard
+                           (bound - objective) / max(|objective|, |bound|), raised to 1e-6 x the
+                           anchor where both are smaller), anchored (max(|objective|, |bound|,
+                           anchor); anchor: bound - sum f_i(0), or the weight sum for log), or
+                           automatic (default: anchored for log, objective otherwise)
   --max-iterations N       at most N dual evaluations (default 500)
   --time-limit SECONDS     wall-clock limit of the solve
   --threads N              CPU threads (default 0: the OpenMP default)
@@ -89,9 +99,10 @@ Model and solver:
                            there are enough); this starts from the equal-share estimate
 
 Output:
-  --output FILE            result as JSON: status, objective, dual_bound, relative_gap,
-                           iterations, sample_iterations, seconds, n_jobs, n_resources,
-                           max_capacity_violation,
+  --output FILE            result as JSON: status, objective, dual_bound, trivial_bound,
+                           absolute_gap, relative_gap, gap_measure, gap_scale,
+                           gap_scale_name, iterations, sample_iterations, seconds, n_jobs,
+                           n_resources, max_capacity_violation,
                            pop_parts, utility, prices (resource name -> price)
   --allocation FILE        allocation as CSV: id,resource,fraction (one row per x_ij > 0)
   --quiet                  no progress and no summary line
@@ -128,6 +139,7 @@ constexpr option_spec kOptions[] = {
     {"resources", true},
     {"utility", true},
     {"tolerance", true},
+    {"gap", true},
     {"max-iterations", true},
     {"time-limit", true},
     {"threads", true},
@@ -137,6 +149,7 @@ constexpr option_spec kOptions[] = {
     {"output", true},
     {"allocation", true},
     {"generate", true},
+    {"family", true},
     {"seed", true},
     {"write-instance", true},
     {"mpi-timeout", true},
@@ -151,6 +164,14 @@ constexpr option_spec kOptions[] = {
 
 [[noreturn]] void usage_error(const std::string& what) {
   throw input_error(what + " (see popalloc-solve --help)");
+}
+
+/// --help: the usage text and the instance families of --family.
+void print_usage() {
+  std::fputs(kUsage, stdout);
+  std::fputs("\nInstance families (--family NAME[:tight|:loose][:reachable|:far]):\n", stdout);
+  for (const std::string& name : family_names())
+    std::printf("  %-12s %s\n", name.c_str(), describe_family(name).c_str());
 }
 
 std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
@@ -266,6 +287,18 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
         usage_error("--generate: N and M must be below 2^31");
     }
   }
+  if (const std::string* family = value_of("family")) {
+    if (!result.generate) usage_error("--family only applies to --generate");
+    try {
+      result.generator.family = parse_family(*family);
+      // Without --generate: the default size, on gavel's three GPU types.
+      if (generate == nullptr && result.generator.family.family == "gavel")
+        result.generator.resources = 3;
+      family_resource_names(result.generator.family, result.generator.resources);
+    } catch (const std::invalid_argument& e) {
+      usage_error(std::string("--family: ") + e.what());
+    }
+  }
   if (const std::string* seed = value_of("seed")) {
     if (!result.generate && given.count("pop") == 0)
       usage_error("--seed only applies to --generate and --pop");
@@ -279,6 +312,7 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   if (const std::string* utility = value_of("utility")) result.utility = parse_utility(*utility);
   if (const std::string* tolerance = value_of("tolerance"))
     result.options.relative_gap = parse_positive(*tolerance, "--tolerance");
+  if (const std::string* gap = value_of("gap")) result.options.gap = parse_gap_measure(*gap);
   if (const std::string* iterations = value_of("max-iterations"))
     result.options.max_iterations = parse_int(*iterations, "--max-iterations", 1);
   if (const std::string* limit = value_of("time-limit"))
@@ -406,7 +440,7 @@ int benchmark_read(const settings& config) {
 int run(int argc, char** argv) {
   const auto given = parse_arguments(argc, argv);
   if (given.count("help") != 0) {
-    std::fputs(kUsage, stdout);
+    print_usage();
     return 0;
   }
   if (given.count("version") != 0) {
@@ -483,15 +517,7 @@ int run(int argc, char** argv) {
   summary.pop_bound_seconds = pop_timings.bound_seconds;
 
   if (!config.quiet) {
-    std::printf(
-        "status %s  objective %.10g  dual bound %.10g  relative gap %.3e  iterations %d%s  "
-        "seconds %.3f\n",
-        popalloc::to_string(result.status), result.primal_objective, result.dual_bound,
-        result.relative_gap, result.iterations,
-        result.sample_iterations > 0
-            ? (" (+" + std::to_string(result.sample_iterations) + " on a sample)").c_str()
-            : "",
-        summary.solve_seconds);
+    std::printf("%s\n", summary_line(result, summary).c_str());
     std::fflush(stdout);
   }
   if (!config.output_path.empty()) write_result_json(config.output_path, data, result, summary);
@@ -660,7 +686,7 @@ int run_rank(int argc, char** argv, int rank, int ranks) {
       quit = true;
       if (rank == 0) {
         if (given.count("help") != 0) {
-          std::fputs(kUsage, stdout);
+          print_usage();
         } else {
           std::printf("popalloc-solve %s (backends: cpu; OpenMP %s; MPI on, %d ranks)\n",
                       popalloc::version_string, POPALLOC_OPENMP_ACTIVE ? "on" : "off", ranks);
@@ -759,11 +785,7 @@ int run_rank(int argc, char** argv, int rank, int ranks) {
   summary.mpi_ranks = ranks;
 
   if (!config.quiet && rank == 0) {
-    std::printf(
-        "status %s  objective %.10g  dual bound %.10g  relative gap %.3e  iterations %d  "
-        "seconds %.3f  ranks %d\n",
-        popalloc::to_string(result.status), result.primal_objective, result.dual_bound,
-        result.relative_gap, result.iterations, summary.solve_seconds, ranks);
+    std::printf("%s  ranks %d\n", summary_line(result, summary).c_str(), ranks);
     std::fflush(stdout);
   }
   code = 0;

@@ -2,6 +2,7 @@
 #include "result_files.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string_view>
 #include <unordered_map>
@@ -11,6 +12,30 @@
 #include "io.hpp"
 
 namespace popalloc_solve {
+
+std::string summary_line(const popalloc::solve_result& result, const run_summary& summary) {
+  // The absolute gap always stands beside the relative one: an objective and a bound on either
+  // side of 0 (target priority) make a relative gap alone unreadable.
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "status %s  objective %.10g  dual bound %.10g  gap %.3e = %.3e x %.4g (%s)  "
+                "iterations %d",
+                popalloc::to_string(result.status), result.primal_objective, result.dual_bound,
+                result.duality_gap, result.relative_gap, result.gap_scale, result.gap_scale_name,
+                result.iterations);
+  std::string out = line;
+  if (result.sample_iterations > 0)
+    out += " (+" + std::to_string(result.sample_iterations) + " on a sample)";
+  std::snprintf(line, sizeof line, "  seconds %.3f", summary.solve_seconds);
+  return out + line;
+}
+
+popalloc::gap_measure parse_gap_measure(const std::string& text) {
+  for (auto measure : {popalloc::gap_measure::automatic, popalloc::gap_measure::objective,
+                       popalloc::gap_measure::anchored})
+    if (text == popalloc::to_string(measure)) return measure;
+  throw input_error("--gap: unknown measure '" + text + "' (automatic, objective or anchored)");
+}
 
 void write_result_json(const std::string& path, const instance& data,
                        const popalloc::solve_result& result, const run_summary& summary) {
@@ -37,7 +62,16 @@ void write_result_json(const std::string& path, const instance& data,
   out += ",\n";
   number("objective", result.primal_objective);
   number("dual_bound", result.dual_bound);
+  number("trivial_bound", result.trivial_bound);
+  number("absolute_gap", result.duality_gap);
   number("relative_gap", result.relative_gap);
+  key("gap_measure");
+  json::append_string(out, popalloc::to_string(result.gap_measure));
+  out += ",\n";
+  number("gap_scale", result.gap_scale);
+  key("gap_scale_name");
+  json::append_string(out, result.gap_scale_name);
+  out += ",\n";
   integer("iterations", result.iterations);
   integer("sample_iterations", result.sample_iterations);
   number("seconds", summary.solve_seconds);

@@ -28,7 +28,15 @@ struct run_summary {
   int mpi_ranks = 0;
 };
 
-/// \brief Writes RESULT.json: status, objective, dual_bound, relative_gap, iterations, seconds,
+/// \brief The summary line: status, objective, dual bound, the absolute gap and the relative
+/// gap with its scale by name, iterations, seconds.
+std::string summary_line(const popalloc::solve_result& result, const run_summary& summary);
+
+/// \brief The --gap value: automatic, objective or anchored. \throws input_error otherwise.
+popalloc::gap_measure parse_gap_measure(const std::string& text);
+
+/// \brief Writes RESULT.json: status, objective, dual_bound, trivial_bound, absolute_gap,
+/// relative_gap, gap_measure, gap_scale, gap_scale_name, iterations, seconds,
 /// n_jobs, n_resources, max_capacity_violation, pop_parts (with --pop K > 1 also
 /// pop_parts_seconds_sum, pop_parts_seconds_max, pop_bound_seconds; under MPI mpi_ranks), utility
 /// and prices (resource

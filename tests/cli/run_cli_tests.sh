@@ -362,6 +362,10 @@ bad_jobs "target missing for target-priority" "bad.jobs.csv:1:" 'id,gpu\na,1\n' 
   --utility target-priority
 bad_jobs "job without usable resource under log" "bad.jobs.csv:3:" 'id,gpu\na,1\nb,0\n' --utility log
 bad_jobs "unterminated quote" "bad.jobs.csv:2:" 'id,gpu\n"a,1\n'
+bad_jobs "zero demand" "bad.jobs.csv:3:" 'id,demand,gpu\na,2,1\nb,0,1\n'
+bad_jobs "negative demand" "bad.jobs.csv:2:" 'id,demand,gpu\na,-1,1\n'
+bad_jobs "infinite demand" "bad.jobs.csv:2:" 'id,demand,gpu\na,inf,1\n'
+bad_jobs "duplicate demand column" "bad.jobs.csv:1:" 'id,demand,demand,gpu\na,1,1,1\n'
 expect_error "missing jobs file" "missing.jobs.csv" --jobs missing.jobs.csv --resources res.csv
 
 printf 'id,gpu,cpu\na,1,2\n' >good.jobs.csv
@@ -412,6 +416,75 @@ if grep -q thrust <("$BIN" --version); then
 else
   expect_error "--backend thrust without Thrust" "-DPOPALLOC_ENABLE_THRUST=ON" --generate 10,2 --backend thrust
 fi
+
+# ---- Instance families (--family, docs/instance-families.md) ------------------------------------
+run --help
+check "--help lists the instance families" stdout_has "each job can use only 1-3 resources"
+run --generate 2000,6 --seed 7 --family generations --write-instance generations --quiet
+check "--family generations: exit 0" exited 0
+check "--family generations is the default generator" cmp -s generations.jobs.csv linear.jobs.csv
+run --generate 3000,4 --seed 2 --family classes:tight --utility target-priority \
+  --write-instance classes --output classes.json --allocation classes.alloc.csv --quiet
+check "--family classes:tight: exit 0 (got $rc: $(head -c 300 err.txt))" exited 0
+check "--family classes:tight: result JSON" py result classes.json target-priority classes.resources.csv
+check "--family classes:tight: allocation rows are feasible" \
+  py allocation classes.alloc.csv classes.jobs.csv classes.resources.csv
+run --generate 1000,3 --seed 3 --family gavel:far --utility linear --write-instance gavel \
+  --output gavel.json --quiet
+check "--family gavel:far: exit 0 (got $rc: $(head -c 300 err.txt))" exited 0
+check "--family gavel: GPU types and a demand column" \
+  grep -qx "id,weight,target,demand,k80,p100,v100" <(head -n 1 gavel.jobs.csv)
+run --jobs gavel.jobs.csv --resources gavel.resources.csv --utility linear \
+  --output gavel.files.json --write-instance gavel.again --quiet
+check "--family gavel: files with demand give the same objective" \
+  py same_objective gavel.json gavel.files.json
+check "--family gavel: rewritten jobs file (demand column) is identical" \
+  cmp -s gavel.jobs.csv gavel.again.jobs.csv
+run --family paper:loose:reachable --utility target-priority --max-iterations 3 --threads 2 \
+  --output paper.json --quiet
+check "--family without --generate: default size (exit $rc: $(head -c 300 err.txt))" exited 0
+check "--family without --generate: 1000000 jobs" \
+  [ "$(python3 -c 'import json; print(int(json.load(open("paper.json"))["n_jobs"]))')" = 1000000 ]
+expect_error "--family: unknown name" "unknown instance family 'nope'" --generate 10,2 --family nope
+expect_error "--family: unknown name lists the families" "generations, uniform, classes, gavel" \
+  --generate 10,2 --family nope
+expect_error "--family: unknown variant" "unknown variant 'tigth'" --generate 10,2 --family classes:tigth
+expect_error "--family gavel with M = 4" "'gavel' has exactly 3 resources" --generate 10,4 --family gavel
+expect_error "--family with --jobs" "--family only applies to --generate" \
+  --jobs gavel.jobs.csv --resources gavel.resources.csv --family gavel
+
+# ---- The certificate's gap and its scale (--gap, RESULT.json, summary line) ---------------------
+# Every target reachable: the optimum and the bound are exactly 0, and the objective measure's
+# scale is its floor, 1e-6 x the weighted target sum.
+run --generate 3000,4 --family uniform:reachable --utility target-priority --output reach.json
+check "reachable targets: exit 0 (got $rc: $(head -c 300 err.txt))" exited 0
+check "summary line shows the absolute gap and the named scale" \
+  grep -qE 'dual bound 0  gap [0-9.e+-]+ = [0-9.e+-]+ x [0-9.e+-]+ \(1e-6 x idle range\)' out.txt
+check "reachable targets: RESULT.json gap fields" python3 - reach.json <<'PYTHON'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = (r["status"] == "converged" and r["dual_bound"] == 0 and r["trivial_bound"] == 0
+      and r["gap_measure"] == "objective" and r["gap_scale_name"] == "1e-6 x idle range"
+      and abs(r["absolute_gap"] - (r["dual_bound"] - r["objective"])) <= 1e-12
+      and abs(r["relative_gap"] * r["gap_scale"] - r["absolute_gap"]) <= 1e-12)
+sys.exit(0 if ok else 1)
+PYTHON
+run --generate 3000,4 --family classes --utility target-priority --gap anchored --output anchored.json --quiet
+check "--gap anchored: exit 0" exited 0
+check "--gap anchored: measured against the idle range" python3 - anchored.json <<'PYTHON'
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["gap_measure"] == "anchored" and r["gap_scale_name"] == "idle range"
+         and r["dual_bound"] <= r["trivial_bound"] else 1)
+PYTHON
+run --generate 3000,4 --utility log --output log.json --quiet
+check "log: automatic is anchored on the elasticity (the weight sum)" python3 - log.json <<'PYTHON'
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["gap_measure"] == "anchored" and r["gap_scale_name"] in ("elasticity", "objective")
+         else 1)
+PYTHON
+expect_error "--gap: unknown measure" "--gap: unknown measure 'relative'" --generate 10,2 --gap relative
 
 # ---- Reading speed (informational): 200000 x 8 instance ------------------------------------------
 run --generate 200000,8 --write-instance speed --max-iterations 1 --quiet
