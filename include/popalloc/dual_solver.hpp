@@ -272,12 +272,20 @@ class price_discovery {
   }
 
   /// Next continuation stage: less smoothing, re-evaluated at the same prices.
-  void next_stage(const Eigen::VectorXd& prices, evaluation& current, double& current_gap,
+  void next_stage(Eigen::VectorXd& prices, evaluation& current, double& current_gap,
                   double& damping) {
+    const double previous = level_;
     level_ = std::max(level_ * method_constants::smoothing_decrease,
                       0.5 * method_constants::smoothing_floor);
     ++stages_;
     damping = std::max(damping, 1e-3);
+    // With the bound at g(0) the optimal prices are 0 as far as the solve can tell, and the
+    // smoothed minimiser's prices are proportional to the smoothing (p = kappa q: the saturated
+    // jobs' responses depend on p / kappa only), so the new level's minimiser is predicted.
+    if (trivial_bound_ <= best_dual_) {
+      prices *= level_ / previous;
+      correction_.resize(0, 0);
+    }
     if (!evaluate(prices, current, current_gap)) interrupted_by_nan_ = true;
   }
 
