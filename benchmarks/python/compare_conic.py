@@ -137,8 +137,30 @@ def solve_cvxpy(solver, prefix, utility, limit):
     return result
 
 
-def solve_highspy(prefix, utility, limit):
-    """The LP of benchmarks/compare/lp_model.hpp, column for column, passed to HiGHS."""
+# HiGHS's LP methods, each a separate solver name. "HIGHSPY" leaves the choice to HiGHS (dual
+# simplex on these LPs). The interior point is IPX, named explicitly: "ipm" means IPX in the
+# PyPI wheel, and its other IPM (HiPO) is not built there (setting solver=hipo fails, so it is
+# refused here rather than silently replaced). Crossover (run_crossover) turns IPX's interior
+# solution into a basic one; without it the answer is optimal only to IPX's tolerances.
+HIGHS_METHODS = {
+    "HIGHSPY": {},
+    "HIGHS-DUAL": {"solver": "simplex", "simplex_strategy": 1},
+    "HIGHS-IPX": {"solver": "ipx", "run_crossover": "off"},
+    "HIGHS-IPX-CROSSOVER": {"solver": "ipx", "run_crossover": "on"},
+}
+
+
+def set_highs_option(h, name, value):
+    import highspy
+    if h.setOptionValue(name, value) != highspy.HighsStatus.kOk:
+        raise RuntimeError(f"HiGHS rejected option {name} = {value!r}")
+
+
+def solve_highspy(prefix, utility, limit, method="HIGHSPY"):
+    """The LP of benchmarks/compare/lp_model.hpp, column for column, passed to HiGHS.
+
+    Times, as popalloc-compare's for its LP solvers: loading the model (passModel) plus
+    optimizing (presolve, crossover included); building the arrays is not counted."""
     import highspy
     A, capacity, weight, target = read_instance(prefix)
     n, m = A.shape
@@ -178,21 +200,28 @@ def solve_highspy(prefix, utility, limit):
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, index, data
     lp.sense_ = highspy.ObjSense.kMaximize
     h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", float(limit))
-    h.setOptionValue("threads", 1)
-    h.passModel(lp)
+    options = dict(output_flag=False, time_limit=float(limit), threads=1,
+                   **HIGHS_METHODS[method])
+    for name, value in options.items():
+        set_highs_option(h, name, value)
     solve_start = time.perf_counter()
     cpu_start = time.process_time()
+    h.passModel(lp)
+    load = time.perf_counter() - solve_start
     h.run()
     cpu = time.process_time() - cpu_start
     end = time.perf_counter()
     status = h.modelStatusToString(h.getModelStatus())
+    info = h.getInfo()
     result = {"status": "optimal" if status == "Optimal" else status,
-              "solve_seconds": end - solve_start, "total_seconds": end - start,
-              "cpu_seconds": cpu, "solver_cpu_seconds": cpu,
-              "iterations": int(h.getInfo().simplex_iteration_count),
-              "reported_objective": h.getInfo().objective_function_value}
+              "solve_seconds": end - solve_start, "load_seconds": load,
+              "total_seconds": end - start, "cpu_seconds": cpu, "solver_cpu_seconds": cpu,
+              "iterations": int(info.simplex_iteration_count),
+              "ipm_iterations": int(info.ipm_iteration_count),
+              "crossover_iterations": int(info.crossover_iteration_count),
+              "basis_valid": bool(info.basis_validity),
+              "highs_options": {k: v for k, v in options.items() if k != "output_flag"},
+              "reported_objective": info.objective_function_value}
     x = np.asarray(h.getSolution().col_value)[:k]
     X = np.zeros((n, m))
     X[jobs, resources] = x
@@ -202,8 +231,8 @@ def solve_highspy(prefix, utility, limit):
 
 
 def worker(args):
-    if args.worker == "HIGHSPY":
-        result = solve_highspy(args.instance, args.utility, args.time_limit)
+    if args.worker in HIGHS_METHODS:
+        result = solve_highspy(args.instance, args.utility, args.time_limit, args.worker)
     else:
         result = solve_cvxpy(args.worker, args.instance, args.utility, args.time_limit)
     with open(args.result, "w") as f:  # not stdout: solvers may print there
@@ -259,6 +288,40 @@ def run_solver(name, prefix, utility, limit):
         return json.load(f)
 
 
+def instance_prefix(work, utility, family, n, m):
+    """WORK/UTILITY[_FAMILY]_nN_mM, the family spec made a file-name part (":" -> "-")."""
+    parts = [utility.replace(":", "_")] + ([family.replace(":", "-")] if family else [])
+    return os.path.join(work, "_".join(parts + [f"n{n}", f"m{m}"]))
+
+
+def family_resources(family, resources):
+    """The gavel family has Gavel's three GPU types: it always runs at m = 3."""
+    return 3 if family and family.split(":")[0] == "gavel" else resources
+
+
+def run_popalloc_compare(compare, n, m, seed, utility, solvers, time_limit, prefix,
+                         family=None, target_scale=None, extra=()):
+    """Runs popalloc-compare on one generated instance, writing PREFIX.jobs.csv /
+    PREFIX.resources.csv for the Python solvers and PREFIX.compare.json; returns (report,
+    command, exit status). Exit status 3 (the solvers disagree) still wrote the report."""
+    json_path = prefix + ".compare.json"
+    if os.path.exists(json_path):
+        os.remove(json_path)
+    command = [compare, "--generate", f"{n},{m}", "--seed", str(seed), "--utility", utility,
+               "--solvers", ",".join(solvers), "--time-limit", str(time_limit),
+               "--write-instance", prefix, "--json", json_path, "--quiet", *extra]
+    if family:
+        command += ["--family", family]
+    if target_scale is not None and utility == "target-priority":
+        command += ["--target-scale", str(target_scale)]
+    proc = subprocess.run(command)
+    if proc.returncode not in (0, 3) or not os.path.exists(json_path):
+        raise RuntimeError(f"popalloc-compare failed with exit status {proc.returncode}: "
+                           + " ".join(command))
+    with open(json_path) as f:
+        return json.load(f), command, proc.returncode
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compare", help="path of the popalloc-compare executable")
@@ -267,10 +330,14 @@ def main():
     parser.add_argument("--sizes", default="1000,10000", help="comma-separated job counts")
     parser.add_argument("--resources", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--family", default=None,
+                        help="instance family spec passed to popalloc-compare (e.g. classes:tight;"
+                             " default: its generator, popalloc-solve's original instances)")
     parser.add_argument("--target-scale", default="3",
                         help="passed to popalloc-compare (target-priority only; default 3)")
     parser.add_argument("--solvers", default=None,
-                        help="comma-separated: CLARABEL,SCS,ECOS (conic), HIGHSPY (LP utilities)")
+                        help="comma-separated: CLARABEL,SCS,ECOS (conic); HIGHSPY, HIGHS-DUAL, "
+                             "HIGHS-IPX, HIGHS-IPX-CROSSOVER (LP utilities)")
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per solver")
     parser.add_argument("--work", default="build/bench-conic", help="instance files go here")
     parser.add_argument("--json", help="write all results here")
@@ -286,32 +353,28 @@ def main():
     solvers = (args.solvers.split(",") if args.solvers else
                (["HIGHSPY", "CLARABEL"] if lp else ["CLARABEL", "SCS", "ECOS"]))
     for s in solvers:
-        if s not in ("CLARABEL", "SCS", "ECOS", "HIGHSPY"):
+        if s not in ("CLARABEL", "SCS", "ECOS") and s not in HIGHS_METHODS:
             parser.error(f"unknown solver {s}")
-        if s == "HIGHSPY" and not lp:
-            parser.error("HIGHSPY solves LPs only (target-priority, linear)")
+        if s in HIGHS_METHODS and not lp:
+            parser.error(f"{s} solves LPs only (target-priority, linear)")
     os.makedirs(args.work, exist_ok=True)
-    report = {"program": "compare_conic.py", "utility": args.utility, "resources": args.resources,
+    report = {"program": "compare_conic.py", "utility": args.utility, "family": args.family,
+              "resources": args.resources,
               "seed": args.seed, "time_limit": args.time_limit, "versions": versions(), "runs": []}
     print(f"{'n':>8} {'solver':<17} {'status':<16} {'seconds':>9} {'cpu s':>9} "
           f"{'objective':>20} {'gap to bound':>12} {'speed-up':>9} {'cpu':>9}")
+    m = family_resources(args.family, args.resources)
     for n in [int(float(s)) for s in args.sizes.split(",")]:
-        prefix = os.path.join(args.work, f"{args.utility.replace(':', '_')}_n{n}_m{args.resources}")
-        popalloc_json = prefix + ".popalloc.json"
-        command = [args.compare, "--generate", f"{n},{args.resources}", "--seed", str(args.seed),
-                   "--utility", args.utility, "--solvers", "popalloc,popalloc-1thread",
-                   "--time-limit", str(args.time_limit), "--write-instance", prefix,
-                   "--json", popalloc_json, "--quiet"]
-        if args.utility == "target-priority":
-            command += ["--target-scale", args.target_scale]
-        subprocess.run(command, check=True)
-        with open(popalloc_json) as f:
-            pop = json.load(f)
+        prefix = instance_prefix(args.work, args.utility, args.family, n, m)
+        pop, command, _ = run_popalloc_compare(
+            args.compare, n, m, args.seed, args.utility, ["popalloc", "popalloc-1thread"],
+            args.time_limit, prefix, family=args.family,
+            target_scale=args.target_scale if args.utility == "target-priority" else None)
         rows = [s for s in pop["solvers"] if s["status"] != "not_built"]
         reference = rows[0]
         bound = reference["dual_bound"]
         scale = max(abs(bound), 1.0)
-        run = {"n": n, "m": args.resources, "popalloc": rows, "solvers": [],
+        run = {"n": n, "m": m, "family": args.family, "popalloc": rows, "solvers": [],
                "command": " ".join(command)}
         for r in rows:
             print(f"{n:>8} {r['name']:<17} {r['status']:<16} {r['seconds']:>9.4g} "
