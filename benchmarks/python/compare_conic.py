@@ -54,7 +54,10 @@ def read_instance(prefix):
     weight = np.array([float(r.get("weight") or 1.0) for r in jobs])
     target = np.array([float(r["target"]) if r.get("target") not in (None, "") else 0.0
                        for r in jobs])
-    return A, capacity, weight, target
+    # Units of every resource a job occupies while it runs (JOBS.csv's optional demand column,
+    # e.g. gavel's scale factors): they weigh the job's fractions in the capacity rows.
+    demand = np.array([float(r.get("demand") or 1.0) for r in jobs])
+    return A, capacity, weight, target, demand
 
 
 def utility_value(utility, t, weight, target):
@@ -69,15 +72,15 @@ def utility_value(utility, t, weight, target):
     return float(np.sum(weight * np.minimum(t - target, 0.0)))  # target-priority
 
 
-def check_solution(X, A, capacity, weight, target, utility):
+def check_solution(X, A, capacity, weight, target, demand, utility):
     X = np.asarray(X, dtype=float)
     violation = max(0.0, float(-X.min()), float((X.sum(axis=1) - 1.0).max()),
-                    float((X.sum(axis=0) - capacity).max()))
+                    float((demand @ X - capacity).max()))
     raw = utility_value(utility, (A * X).sum(axis=1), weight, target)
     Y = np.maximum(X, 0.0)
     rows = Y.sum(axis=1)
     Y[rows > 1.0] /= rows[rows > 1.0, None]
-    usage = Y.sum(axis=0)
+    usage = demand @ Y
     over = usage > capacity
     Y[:, over] *= capacity[over] / usage[over]
     feasible = utility_value(utility, (A * Y).sum(axis=1), weight, target)
@@ -88,7 +91,7 @@ def check_solution(X, A, capacity, weight, target, utility):
 
 def solve_cvxpy(solver, prefix, utility, limit):
     import cvxpy as cp
-    A, capacity, weight, target = read_instance(prefix)
+    A, capacity, weight, target, demand = read_instance(prefix)
     n, m = A.shape
     start = time.perf_counter()
     X = cp.Variable((n, m), nonneg=True)
@@ -102,7 +105,7 @@ def solve_cvxpy(solver, prefix, utility, limit):
     else:
         objective = cp.sum(cp.minimum(cp.multiply(weight, t - target), 0.0))
     problem = cp.Problem(cp.Maximize(objective),
-                         [cp.sum(X, axis=1) <= 1.0, cp.sum(X, axis=0) <= capacity])
+                         [cp.sum(X, axis=1) <= 1.0, demand @ X <= capacity])
     options = {}
     if solver == "CLARABEL":
         options["time_limit"] = limit
@@ -132,7 +135,8 @@ def solve_cvxpy(solver, prefix, utility, limit):
               "iterations": stats.num_iters if stats is not None else None,
               "reported_objective": problem.value}
     if X.value is not None:
-        raw, feasible, violation = check_solution(X.value, A, capacity, weight, target, utility)
+        raw, feasible, violation = check_solution(X.value, A, capacity, weight, target, demand,
+                                                  utility)
         result.update(objective=raw, feasible_objective=feasible, max_violation=violation)
     return result
 
@@ -162,7 +166,7 @@ def solve_highspy(prefix, utility, limit, method="HIGHSPY"):
     Times, as popalloc-compare's for its LP solvers: loading the model (passModel) plus
     optimizing (presolve, crossover included); building the arrays is not counted."""
     import highspy
-    A, capacity, weight, target = read_instance(prefix)
+    A, capacity, weight, target, demand = read_instance(prefix)
     n, m = A.shape
     start = time.perf_counter()
     epigraph = utility == "target-priority"
@@ -173,7 +177,7 @@ def solve_highspy(prefix, utility, limit, method="HIGHSPY"):
     index = np.empty(per * k, dtype=np.int32)
     data = np.empty(per * k)
     index[0::per], data[0::per] = jobs, 1.0
-    index[1::per], data[1::per] = n + resources, 1.0
+    index[1::per], data[1::per] = n + resources, demand[jobs]
     if epigraph:
         index[2::per], data[2::per] = n + m + jobs, -weight[jobs] * values
     starts = np.arange(0, per * k + 1, per, dtype=np.int32)
@@ -225,7 +229,7 @@ def solve_highspy(prefix, utility, limit, method="HIGHSPY"):
     x = np.asarray(h.getSolution().col_value)[:k]
     X = np.zeros((n, m))
     X[jobs, resources] = x
-    raw, feasible, violation = check_solution(X, A, capacity, weight, target, utility)
+    raw, feasible, violation = check_solution(X, A, capacity, weight, target, demand, utility)
     result.update(objective=raw, feasible_objective=feasible, max_violation=violation)
     return result
 
