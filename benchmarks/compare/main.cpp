@@ -86,7 +86,8 @@ Comparison:
                            for solvers whose scaling shows they cannot finish within the
                            limit; reported as stopped at S, and as such in the JSON
   --tolerance TOL          popalloc's relative duality gap (default 1e-7)
-  --agreement TOL          finished solvers must agree to TOL relative (default 1e-6)
+  --agreement TOL          finished solvers must agree to TOL relative (default: the larger of
+                           1e-6 and --tolerance)
   --threads N              popalloc's threads (default 0: the OpenMP default)
   --repeat K               time popalloc K times and report the fastest (default 3)
 
@@ -289,6 +290,9 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   if (const std::string* v = value_of("time-limit"))
     s.time_limit = parse_positive(*v, "--time-limit");
   if (const std::string* v = value_of("tolerance")) s.tolerance = parse_positive(*v, "--tolerance");
+  // popalloc's objective is within --tolerance of the optimum (relative gap, objective measure):
+  // agreement is never asked tighter than that.
+  s.agreement = std::max(s.agreement, s.tolerance);
   if (const std::string* v = value_of("agreement")) s.agreement = parse_positive(*v, "--agreement");
   if (const std::string* v = value_of("threads"))
     s.threads = static_cast<int>(parse_integer(*v, "--threads", 0));

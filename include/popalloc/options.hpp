@@ -18,7 +18,7 @@ namespace popalloc {
 /// which scale a result used). The anchor is dual bound - sum_i f_i(0), the range of objectives
 /// above leaving every job idle (for target priority: the weighted target sum minus |bound|),
 /// or, where f_i(0) = -inf (log), sum_i t_i f_i'(t_i) (log: the sum of the weights).
-/// docs/method.md, "Relative gap".
+/// docs/method.md, "Certificate".
 enum class gap_measure : std::uint8_t {
   /// anchored for utilities with f(0) = -inf (log), objective for every other utility.
   automatic = 0,

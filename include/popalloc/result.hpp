@@ -61,7 +61,7 @@ struct solve_result {
   double gap_scale = std::numeric_limits<double>::quiet_NaN();
   /// Which term gap_scale is: "objective", "idle range" (dual - sum_i f_i(0)), "elasticity"
   /// (sum_i t_i f_i'(t_i), log: the weight sum), or "1e-6 x idle range" / "1e-6 x elasticity"
-  /// (the objective measure's floor). docs/method.md, "Relative gap".
+  /// (the objective measure's floor). docs/method.md, "Certificate".
   const char* gap_scale_name = "objective";
   popalloc::gap_measure gap_measure = popalloc::gap_measure::objective;  ///< the measure used
   /// max_j max(0, usage_j - capacity_j) of the returned allocation (0 up to rounding).

@@ -113,8 +113,7 @@ double start_from_sample(const solve_result& sample, solver_options& run_options
   // A sample whose bound is the unlimited-capacity objective has optimal prices 0: nothing is
   // scarce in the limit, but the smoothed minimiser's prices shrink with the smoothing (at
   // p = kappa q the saturated jobs' responses do not depend on kappa), so the sample's prices
-  // fit no level of the full solve: it starts cold (target priority with every target within
-  // reach: from the sample's prices at its final level 13-33 evaluations, cold 3-15).
+  // fit no level of the full solve, which starts cold (docs/method.md "Sample start").
   if (!(sample.dual_bound < sample.trivial_bound)) return 0.0;
   if (sample.prices.allFinite()) run_options.warm_start_prices = sample.prices;
   // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6, when
