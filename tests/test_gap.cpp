@@ -121,7 +121,7 @@ TEST_CASE("[popalloc] target priority whose optimum is exactly 0: bound 0 and a 
   }
 }
 
-TEST_CASE("[popalloc] an anchored target-priority gap stops earlier, and says so") {
+TEST_CASE("[popalloc] an anchored target-priority gap names the idle range as its scale") {
   const auto p = reachable_targets(2000, 4, 9);
   popalloc::solver_options o;
   o.relative_gap = 1e-3;
