@@ -167,9 +167,8 @@ class price_discovery {
       // the rounding of the dual's value while the gradient still shows the overuse (target
       // priority with every target reachable). Such a step is judged by the projected gradient.
       const bool by_value = slope < -negligible;
-      const bool bound_is_trivial = trivial_bound_ <= best_dual_;
       const double residual =
-          by_value || !bound_is_trivial ? 0.0 : projected_gradient_norm(prices, current.usage);
+          by_value || !bound_is_trivial() ? 0.0 : projected_gradient_norm(prices, current.usage);
       if (!by_value && !(slope < 0.0 && residual > 0.0)) {
         if (level_ > k::smoothing_floor) {
           next_stage(prices, current, current_gap, damping);
@@ -282,7 +281,7 @@ class price_discovery {
     // With the bound at g(0) the optimal prices are 0 as far as the solve can tell, and the
     // smoothed minimiser's prices are proportional to the smoothing (p = kappa q: the saturated
     // jobs' responses depend on p / kappa only), so the new level's minimiser is predicted.
-    if (trivial_bound_ <= best_dual_) {
+    if (bound_is_trivial()) {
       prices *= level_ / previous;
       correction_.resize(0, 0);
     }
@@ -350,6 +349,9 @@ class price_discovery {
   /// The best dual value, never above g(0): far from the optimal prices (an optimum with slack
   /// everywhere, a start in the wrong region) g(p) can exceed the unlimited-capacity objective.
   double bound() const { return std::min(best_dual_, trivial_bound_); }
+
+  /// No evaluated price vector beats p = 0: the optimal prices are 0 as far as the solve knows.
+  bool bound_is_trivial() const { return trivial_bound_ <= best_dual_; }
 
   double gap() const { return bound() - best_primal_; }
 

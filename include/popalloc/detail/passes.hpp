@@ -693,13 +693,14 @@ struct initial_price_pass {
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const std::int32_t count = view.option_count(i);
     const double n = jobs;
-    const double idle = utility.value(0.0, view.parameters(i));
+    const job_parameters job = view.parameters(i);
+    const double idle = utility.value(0.0, job);
     double fastest = 0.0;
     for (std::int32_t o = 0; o < count; ++o) {
       const double a = view.value(i, o);
       if (a > fastest) fastest = a;
     }
-    partial[2 * m + 3] += utility.value(fastest, view.parameters(i));
+    partial[2 * m + 3] += utility.value(fastest, job);
     const bool idle_finite = is_finite(idle);
     if (idle_finite) {
       partial[2 * m] += idle;
@@ -725,7 +726,6 @@ struct initial_price_pass {
       tau += share * a;
     }
     if (share_sum > 1.0) tau /= share_sum;
-    const job_parameters job = view.parameters(i);
     double marginal = utility.marginal(tau, job);
     double marginal_at_zero = utility.marginal(0.0, job);
     if (!is_finite(marginal)) marginal = 0.0;
