@@ -146,7 +146,7 @@ class incumbent_events : public CbcEventHandler {
   double last_ = COIN_DBL_MAX;
 };
 
-/// Builds the MILP of domains.md §4.1 and runs CBC's branch-and-cut on it (in this process).
+/// Builds the MILP of docs/load-balancing.md and runs CBC's branch-and-cut on it (in this process).
 cbc_answer run_cbc(const popalloc::lb::problem& prob, const milp_options& options,
                    incumbent_sink* sink) {
   const std::size_t n = prob.server_count(), s = prob.shards();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The exact shard placement MILP (domains.md §4.1) through COIN-OR CBC. Kept out of the
+// The exact shard placement MILP (docs/load-balancing.md) through COIN-OR CBC. Kept out of the
 // header-only library so that popalloc never depends on CBC: only code that links CBC compiles
 // milp_cbc.cpp with POPALLOC_LB_HAVE_CBC=1 (examples/popalloc_lb/example.cmake, tests/lb).
 //

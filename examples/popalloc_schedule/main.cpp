@@ -87,7 +87,7 @@ Output:
   --quiet             no per-job table on stdout (the summary is still printed)
   --help              this text
 
-Objective (domains.md 2.4): max-min: min_i s_i ET_i / (w_i P_i) (P_i = sum_w T_iw n_w / N);
+Objective (Gavel, OSDI 2020): max-min: min_i s_i ET_i / (w_i P_i) (P_i = sum_w T_iw n_w / N);
 makespan: seconds; finish-time fairness: max_i rho_i; proportional: sum_i w_i log(ET_i / P_i);
 max-throughput: sum_i ET_i (per unit price with --gpu-cost). ET_i = sum_w T_iw X_iw (steps/s).
 

@@ -14,7 +14,7 @@ namespace cluster_test {
 
 namespace pc = popalloc::cluster;
 
-/// domains.md section 6: Gavel's test_max_min_fairness_with_perf instance, types in Gavel's
+/// Gavel's test_max_min_fairness_with_perf instance, types in Gavel's
 /// alphabetical order.
 inline pc::gpu_cluster golden_cluster() { return pc::parse_cluster("k80:3,p100:2,v100:1"); }
 

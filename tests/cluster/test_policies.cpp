@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Cluster policies: the golden 2-job instance (domains.md section 6), feasibility invariants,
+// Cluster policies: the golden 2-job instance of Gavel's tests, feasibility invariants,
 // POP, warm starts and bad inputs.
 #include <cmath>
 #include <string>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // An independent placement checker for the load-balancing tests: it rebuilds the MILP's dense
-// r and x matrices from a placement and evaluates every constraint of domains.md §4.1 directly,
+// r and x matrices from a placement and evaluates every constraint of the MILP directly,
 // sharing no code with popalloc/lb/checker.hpp.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Exact LP reference for popalloc's tests (docs/price_discovery.md §1, §3, §11), built on COIN-OR
+// Exact LP reference for popalloc's tests (Agrawal et al., MPC 2022), built on COIN-OR
 // CLP.
 //
 //   maximize   sum_i f_i(t_i),   t_i = sum_{o of job i} a_o x_o

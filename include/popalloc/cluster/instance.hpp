@@ -79,7 +79,7 @@ struct instance {
   }
 };
 
-/// \brief Gavel's isolated allocation (domains.md §2.3): x_iw = (n_w / m) / s_i on the types
+/// \brief Gavel's isolated allocation (OSDI 2020): x_iw = (n_w / m) / s_i on the types
 /// job i can use, rows scaled down to sum 1 when above. Feasible: sum_i s_i x_iw <= n_w.
 inline Eigen::MatrixXd isolated_allocation(const Eigen::MatrixXd& usable_throughput,
                                            const Eigen::VectorXd& scale,

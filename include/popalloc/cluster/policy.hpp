@@ -17,7 +17,7 @@
 
 namespace popalloc::cluster {
 
-/// \brief Gavel's policies (domains.md §2.4). Values are stable.
+/// \brief Gavel's policies (OSDI 2020). Values are stable.
 enum class policy_kind : std::uint8_t {
   max_min_fairness = 0,       ///< LAS: max min_i s_i ET_i / (w_i P_i), with water filling
   proportional_fairness = 1,  ///< max sum_i w_i log(ET_i / P_i)

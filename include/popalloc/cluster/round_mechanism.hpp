@@ -8,7 +8,7 @@
 /// other, each walking its entries by decreasing (priority, deficit, allocation) and taking every
 /// job that still fits; the jobs taken on a type are then placed on workers largest scale factor
 /// first, keeping a job on last round's workers when they are all still free (a lease extension)
-/// and otherwise on as few servers as possible. See docs/simulator.md and domains.md §2.7.
+/// and otherwise on as few servers as possible. See docs/simulator.md.
 #pragma once
 
 #include <algorithm>

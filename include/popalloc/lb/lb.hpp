@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief Shard placement (load balancing, domains.md §4): everything in popalloc::lb except the
+/// \brief Shard placement (POP's load-balancing experiment): everything in popalloc::lb except the
 /// exact MILP, which needs COIN-OR CBC and lives in examples/popalloc_lb/milp_cbc.hpp.
 #pragma once
 

@@ -28,7 +28,7 @@ struct pop_part {
   problem sub;
 };
 
-/// \brief Splits `prob` into k parts (POP `balanceLoad(..., splitFactor = k)`, domains.md §4.2).
+/// \brief Splits `prob` into k parts (POP's `balanceLoad(..., splitFactor = k)`).
 ///
 /// Servers go to k contiguous groups whose sizes differ by at most one (POP requires k | N);
 /// group g's load target is total * N_g / N. Each group first takes the shards already on its
@@ -148,7 +148,7 @@ inline std::vector<pop_part> pop_split(const problem& prob, int k) {
 
 /// \brief Merges the parts' placements: r_ij = sum over parts of (partial load / l_j) times the
 /// part's fraction, the replicas are the union. POP's code copies each part's fractions
-/// unscaled, so a shard split over g groups gets fractions summing to g (domains.md §1.7).
+/// unscaled, so a shard split over g groups gets fractions summing to g.
 inline placement pop_merge(const problem& prob, const std::vector<pop_part>& parts,
                            const std::vector<placement>& results) {
   if (results.size() != parts.size())

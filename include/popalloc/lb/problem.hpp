@@ -35,7 +35,7 @@ struct placement {
   }
 };
 
-/// \brief The shard placement MILP of POP's load-balancing experiment (domains.md §4.1):
+/// \brief The shard placement MILP of POP's load-balancing experiment (SOSP 2021):
 /// route every shard's load so that every server's load is within [lower, upper] (by default
 /// mean -+ epsilon * mean), no server holds more than `max_memory` of shard memory, every shard
 /// has at least min(replication, servers) replicas, and as few replicas as possible are new

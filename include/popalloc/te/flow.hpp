@@ -16,7 +16,7 @@
 
 namespace popalloc::te {
 
-/// \brief The three path-formulation objectives of domains.md §3.3.
+/// \brief The three path-formulation objectives of POP's traffic engineering.
 enum class te_objective : std::uint8_t {
   total_flow = 0,           ///< max sum of flows, flow_k <= d_k, loads <= c_e
   concurrent_flow = 1,      ///< max alpha <= 1 with flow_k >= alpha d_k for every k

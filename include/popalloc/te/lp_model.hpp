@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief The exact path-formulation LPs of domains.md §3.3 as a solver-neutral sparse model,
-/// and a free-format MPS writer, so the LP that `popalloc-te --solver lp` solves can be checked
-/// with any LP solver.
+/// \brief The exact path-formulation LPs of POP's traffic engineering, a solver-neutral sparse
+/// model, and a free-format MPS writer, so the LP that `popalloc-te --solver lp` solves can be
+/// checked with any LP solver.
 ///
 /// Columns: f_p for every path p (in instance order), then alpha (concurrent-flow) or z
 /// (min-max-utilization). The objective is written as a minimisation (MPS's default sense):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief POP for traffic engineering (domains.md §3.6): optionally split heavy commodities,
+/// \brief POP for traffic engineering (POP's recipe): optionally split heavy commodities,
 /// deal the commodities (pieces) randomly over k sub-problems that each see the whole graph with
 /// capacities c/k, solve every sub-problem with any TE solver, and add the flows up.
 ///

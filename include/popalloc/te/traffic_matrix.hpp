@@ -67,7 +67,7 @@ struct traffic_parameters {
   bool known_topology = false;  ///< false: the generic defaults above were used
 };
 
-/// \brief POP's parameters for `topology_name` (domains.md §3.4); other names get the generic
+/// \brief POP's parameters for `topology_name` (its scripts); other names get the generic
 /// defaults of traffic_parameters (known_topology = false).
 inline traffic_parameters default_traffic_parameters(const std::string& topology_name) {
   struct row {
