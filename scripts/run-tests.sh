@@ -12,3 +12,4 @@ cmake --preset test
 cmake --build --preset test -j "$jobs"
 # ctest prints the "100% tests passed, 0 tests failed out of N" summary line itself.
 ctest --preset test -j "$jobs"
+bash benchmarks/python/run-commercial-test.sh  # Gurobi and MOSEK: "commercial agreement: ..."

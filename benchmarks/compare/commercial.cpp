@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Optional adapters for commercial LP solvers. Each is compiled only when CMake found its C
-// library (benchmarks/CMakeLists.txt: GUROBI_HOME / MOSEK_HOME hints); without them this file
-// adds nothing and popalloc-compare neither needs nor mentions them. Both receive the same
-// lp_model as CLP and GLPK; their solution is judged by check_primal like every other solver's.
+// Optional adapters for commercial LP solvers. Each is compiled into popalloc-compare only when
+// CMake found its C library (benchmarks/compare/CMakeLists.txt: GUROBI_HOME / MOSEK_HOME hints);
+// without them this file adds nothing and popalloc-compare neither needs nor mentions them. Every
+// test build also compiles both adapters against the stub headers of stub/
+// (commercial_stub_check.cmake), so they keep compiling where neither library is installed.
+// Both receive the same lp_model as CLP and GLPK; their solution is judged by check_primal like
+// every other solver's.
 // The solvers run with their default algorithm on one thread, like CLP and GLPK, so that the
 // runner's CPU-time limit means the same for every LP solver; the limit is also passed as their
 // own time-limit parameter.
@@ -142,8 +145,8 @@ solver_outcome solve_mosek(const lp_model& lp, const popalloc::dense_problem<dou
   if (r == MSK_RES_OK)
     r = MSK_putconboundslice(task, 0, lp.rows, row_key.data(), row_lo.data(), lp.row_upper.data());
   if (r == MSK_RES_OK)
-    r = MSK_putacolslice(task, 0, lp.columns, ptrb.data(), ptre.data(), lp.index.data(),
-                         lp.value.data());
+    r = MSK_putacolslice64(task, 0, lp.columns, ptrb.data(), ptre.data(), lp.index.data(),
+                           lp.value.data());
   if (r == MSK_RES_OK) r = MSK_putobjsense(task, MSK_OBJECTIVE_SENSE_MAXIMIZE);
   if (r == MSK_RES_OK) r = MSK_putdouparam(task, MSK_DPAR_OPTIMIZER_MAX_TIME, limit);
   if (r == MSK_RES_OK) r = MSK_putintparam(task, MSK_IPAR_NUM_THREADS, 1);
@@ -183,20 +186,24 @@ solver_outcome solve_mosek(const lp_model& lp, const popalloc::dense_problem<dou
 
 void add_commercial_solvers([[maybe_unused]] std::vector<lp_solver_entry>& solvers) {
 #if POPALLOC_COMPARE_HAVE_GUROBI
-  int major = 0, minor = 0, technical = 0;
-  GRBversion(&major, &minor, &technical);
-  solvers.push_back({"gurobi",
-                     "Gurobi " + std::to_string(major) + "." + std::to_string(minor) + "." +
-                         std::to_string(technical) + ", default method, 1 thread",
-                     solve_gurobi});
+  {
+    int major = 0, minor = 0, technical = 0;
+    GRBversion(&major, &minor, &technical);
+    solvers.push_back({"gurobi",
+                       "Gurobi " + std::to_string(major) + "." + std::to_string(minor) + "." +
+                           std::to_string(technical) + ", default method, 1 thread",
+                       solve_gurobi});
+  }
 #endif
 #if POPALLOC_COMPARE_HAVE_MOSEK
-  MSKint32t major = 0, minor = 0, revision = 0;
-  MSK_getversion(&major, &minor, &revision);
-  solvers.push_back({"mosek",
-                     "MOSEK " + std::to_string(major) + "." + std::to_string(minor) + "." +
-                         std::to_string(revision) + ", default optimizer, 1 thread",
-                     solve_mosek});
+  {
+    MSKint32t major = 0, minor = 0, revision = 0;
+    MSK_getversion(&major, &minor, &revision);
+    solvers.push_back({"mosek",
+                       "MOSEK " + std::to_string(major) + "." + std::to_string(minor) + "." +
+                           std::to_string(revision) + ", default optimizer, 1 thread",
+                       solve_mosek});
+  }
 #endif
 }
 

@@ -6,7 +6,9 @@ For the utilities that are not LPs (log, power) popalloc-compare can only run po
 driver does what the paper did against MOSEK: the same instance, written to CSV files by
 popalloc-compare (popalloc-solve's generator and format), is modelled in CVXPY and solved by
 Clarabel, SCS and ECOS. For the LP utilities (target-priority, linear) it also runs HiGHS through
-its own Python package highspy. Every solver runs in a child process with a hard time limit.
+its own Python package highspy. GUROBI and MOSEK (commercial.py) run for any utility where they
+can, and are skipped with the reason where they cannot (not installed, no licence, over
+gurobipy's restricted licence). Every solver runs in a child process with a hard time limit.
 
     benchmarks/python/setup.sh                          # venv with cvxpy, clarabel, scs, ecos, highspy
     build/bench-venv/bin/python benchmarks/python/compare_conic.py \
@@ -160,15 +162,14 @@ def set_highs_option(h, name, value):
         raise RuntimeError(f"HiGHS rejected option {name} = {value!r}")
 
 
-def solve_highspy(prefix, utility, limit, method="HIGHSPY"):
-    """The LP of benchmarks/compare/lp_model.hpp, column for column, passed to HiGHS.
+def lp_columns(A, capacity, weight, target, demand, utility):
+    """The LP of benchmarks/compare/lp_model.hpp in column (CSC) form, column for column as
+    popalloc-compare builds it, so every Python LP solver receives the same matrix.
 
-    Times, as popalloc-compare's for its LP solvers: loading the model (passModel) plus
-    optimizing (presolve, crossover included); building the arrays is not counted."""
-    import highspy
-    A, capacity, weight, target, demand = read_instance(prefix)
+    Columns: x_ij for A_ij > 0 (row-major order), then for target-priority the epigraph z_i <= 0.
+    Rows, all "<= row_upper": n job rows, m capacity rows, n epigraph rows (target-priority).
+    Bounds use +-inf; each adapter translates them."""
     n, m = A.shape
-    start = time.perf_counter()
     epigraph = utility == "target-priority"
     jobs, resources = np.nonzero(A > 0)           # row-major order, as in lp_model.cpp
     k = len(jobs)
@@ -180,28 +181,54 @@ def solve_highspy(prefix, utility, limit, method="HIGHSPY"):
     index[1::per], data[1::per] = n + resources, demand[jobs]
     if epigraph:
         index[2::per], data[2::per] = n + m + jobs, -weight[jobs] * values
-    starts = np.arange(0, per * k + 1, per, dtype=np.int32)
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_row_ = n + m + (n if epigraph else 0)
-    lp.num_col_ = k + (n if epigraph else 0)
-    cost = np.zeros(lp.num_col_)
-    lower = np.zeros(lp.num_col_)
-    upper = np.full(lp.num_col_, inf)
+    starts = np.arange(0, per * k + 1, per, dtype=np.int64)
+    num_row = n + m + (n if epigraph else 0)
+    num_col = k + (n if epigraph else 0)
+    cost = np.zeros(num_col)
+    lower = np.zeros(num_col)
+    upper = np.full(num_col, np.inf)
     if epigraph:
         cost[k:] = 1.0
-        lower[k:] = -inf
+        lower[k:] = -np.inf
         upper[k:] = 0.0
         index = np.concatenate([index, n + m + np.arange(n, dtype=np.int32)])
         data = np.concatenate([data, np.ones(n)])
-        starts = np.concatenate([starts, starts[-1] + 1 + np.arange(n, dtype=np.int32)])
+        starts = np.concatenate([starts, starts[-1] + 1 + np.arange(n, dtype=np.int64)])
     else:
         cost[:] = weight[jobs] * values
     row_upper = np.concatenate([np.ones(n), capacity, -weight * target if epigraph else []])
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
-    lp.row_lower_, lp.row_upper_ = np.full(lp.num_row_, -inf), row_upper
+    return {"n": n, "m": m, "k": k, "jobs": jobs, "resources": resources, "num_row": num_row,
+            "num_col": num_col, "starts": starts, "index": index, "data": data, "cost": cost,
+            "lower": lower, "upper": upper, "row_upper": row_upper}
+
+
+def x_matrix(lp, column_values):
+    """The n x m allocation X from an LP solution (its first k columns are the x_ij)."""
+    X = np.zeros((lp["n"], lp["m"]))
+    X[lp["jobs"], lp["resources"]] = np.asarray(column_values)[:lp["k"]]
+    return X
+
+
+def solve_highspy(prefix, utility, limit, method="HIGHSPY"):
+    """The LP of benchmarks/compare/lp_model.hpp (lp_columns) passed to HiGHS.
+
+    Times, as popalloc-compare's for its LP solvers: loading the model (passModel) plus
+    optimizing (presolve, crossover included); building the arrays is not counted."""
+    import highspy
+    A, capacity, weight, target, demand = read_instance(prefix)
+    start = time.perf_counter()
+    c = lp_columns(A, capacity, weight, target, demand, utility)
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_row_ = c["num_row"]
+    lp.num_col_ = c["num_col"]
+    lp.col_cost_ = c["cost"]
+    lp.col_lower_ = np.where(np.isinf(c["lower"]), -inf, c["lower"])
+    lp.col_upper_ = np.where(np.isinf(c["upper"]), inf, c["upper"])
+    lp.row_lower_, lp.row_upper_ = np.full(lp.num_row_, -inf), c["row_upper"]
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, index, data
+    lp.a_matrix_.start_ = c["starts"].astype(np.int32)
+    lp.a_matrix_.index_, lp.a_matrix_.value_ = c["index"], c["data"]
     lp.sense_ = highspy.ObjSense.kMaximize
     h = highspy.Highs()
     options = dict(output_flag=False, time_limit=float(limit), threads=1,
@@ -226,16 +253,17 @@ def solve_highspy(prefix, utility, limit, method="HIGHSPY"):
               "basis_valid": bool(info.basis_validity),
               "highs_options": {k: v for k, v in options.items() if k != "output_flag"},
               "reported_objective": info.objective_function_value}
-    x = np.asarray(h.getSolution().col_value)[:k]
-    X = np.zeros((n, m))
-    X[jobs, resources] = x
+    X = x_matrix(c, h.getSolution().col_value)
     raw, feasible, violation = check_solution(X, A, capacity, weight, target, demand, utility)
     result.update(objective=raw, feasible_objective=feasible, max_violation=violation)
     return result
 
 
 def worker(args):
-    if args.worker in HIGHS_METHODS:
+    import commercial
+    if args.worker in commercial.SOLVERS:
+        result = commercial.solve(args.worker, args.instance, args.utility, args.time_limit)
+    elif args.worker in HIGHS_METHODS:
         result = solve_highspy(args.instance, args.utility, args.time_limit, args.worker)
     else:
         result = solve_cvxpy(args.worker, args.instance, args.utility, args.time_limit)
@@ -249,7 +277,7 @@ def versions():
     from importlib.metadata import version, PackageNotFoundError
     out = {"python": platform.python_version(), "machine": platform.machine(),
            "cpus": os.cpu_count()}
-    for name in ("cvxpy", "clarabel", "scs", "ecos", "highspy", "numpy"):
+    for name in ("cvxpy", "clarabel", "scs", "ecos", "highspy", "numpy", "gurobipy", "mosek"):
         try:
             out[name] = version(name)
         except PackageNotFoundError:
@@ -341,7 +369,8 @@ def main():
                         help="passed to popalloc-compare (target-priority only; default 3)")
     parser.add_argument("--solvers", default=None,
                         help="comma-separated: CLARABEL,SCS,ECOS (conic); HIGHSPY, HIGHS-DUAL, "
-                             "HIGHS-IPX, HIGHS-IPX-CROSSOVER (LP utilities)")
+                             "HIGHS-IPX, HIGHS-IPX-CROSSOVER (LP utilities); GUROBI, MOSEK (any "
+                             "utility, skipped with the reason when unlicensed or not installed)")
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per solver")
     parser.add_argument("--work", default="build/bench-conic", help="instance files go here")
     parser.add_argument("--json", help="write all results here")
@@ -357,7 +386,7 @@ def main():
     solvers = (args.solvers.split(",") if args.solvers else
                (["HIGHSPY", "CLARABEL"] if lp else ["CLARABEL", "SCS", "ECOS"]))
     for s in solvers:
-        if s not in ("CLARABEL", "SCS", "ECOS") and s not in HIGHS_METHODS:
+        if s not in ("CLARABEL", "SCS", "ECOS", "GUROBI", "MOSEK") and s not in HIGHS_METHODS:
             parser.error(f"unknown solver {s}")
         if s in HIGHS_METHODS and not lp:
             parser.error(f"{s} solves LPs only (target-priority, linear)")
@@ -405,6 +434,9 @@ def main():
             def fmt(value, spec, suffix=""):
                 return "-" if value is None else mark + format(value, spec) + suffix
 
+            if result["status"] == "skipped":
+                print(f"{n:>8} {name:<17} skipped: {result['message']}", flush=True)
+                continue
             print(f"{n:>8} {name:<17} {result['status']:<16} {fmt(solve, '.4g'):>9} "
                   f"{fmt(solver_cpu, '.4g'):>9} "
                   f"{objective if objective is not None else float('nan'):>20.12g} "

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """popalloc against every exact LP solver at hand, per instance family: CLP and GLPK (through
-popalloc-compare) and HiGHS (through highspy: dual simplex, IPX without and with crossover).
+popalloc-compare), HiGHS (through highspy: dual simplex, IPX without and with crossover) and,
+where they can run, Gurobi (gurobipy) and MOSEK (mosek), see commercial.py.
 
     benchmarks/python/setup.sh                          # venv with highspy (and the conic solvers)
     build/bench-venv/bin/python benchmarks/python/compare_lp.py \\
@@ -12,7 +13,9 @@ popalloc-compare) and HiGHS (through highspy: dual simplex, IPX without and with
 For each family and n, popalloc-compare generates the instance (--generate N,M --family SPEC),
 solves it with popalloc (all threads, and one thread) and its LP solvers, and writes the
 instance files, which the HiGHS methods then solve in child processes (compare_conic.py's
-workers, same CPU-time limit). Per run it reports:
+workers, same CPU-time limit), and so do Gurobi and MOSEK (--commercial), each skipped with a
+one-line reason when it cannot run (not installed, no licence, over the restricted licence).
+Per run it reports:
 
   OPT        the LP optimum: the largest objective among the exact solvers that finished with a
              feasible x (violation <= --feasibility x max(1, max_j R_j)); every objective is
@@ -35,6 +38,7 @@ import compare_conic as cc
 
 EXACT_LP = ["clp-primal", "clp-dual", "clp-barrier", "glpk-primal", "glpk-dual", "glpk-interior"]
 HIGHS = ["HIGHS-DUAL", "HIGHS-IPX", "HIGHS-IPX-CROSSOVER"]
+COMMERCIAL = ["GUROBI", "MOSEK"]
 TINY = 1e-12  # floor of |OPT| in the relative error
 
 
@@ -48,16 +52,17 @@ def compare_row(r):
             "message": r.get("message", "")}
 
 
-def highs_row(name, result):
-    """A HiGHS worker's result (compare_conic.solve_highspy) in the driver's common form."""
-    row = {"name": name.lower(), "source": "highspy", "status": result["status"],
+def highs_row(name, result, source="highspy"):
+    """A HiGHS, Gurobi or MOSEK worker's result (compare_conic.solve_highspy, commercial.solve)
+    in the driver's common form."""
+    row = {"name": name.lower(), "source": source, "status": result["status"],
            "finished": result["status"] == "optimal",
            "wall_seconds": result.get("solve_seconds", result.get("total_seconds")),
            "cpu_seconds": result.get("solver_cpu_seconds"),
            "objective": result.get("objective"), "max_violation": result.get("max_violation"),
            "iterations": result.get("iterations"), "message": result.get("message", "")}
     for key in ("ipm_iterations", "crossover_iterations", "basis_valid", "highs_options",
-                "load_seconds"):
+                "load_seconds", "version"):
         if key in result:
             row[key] = result[key]
     return row
@@ -159,6 +164,9 @@ def one_run(args, family, n):
     lp = [r for r in rows if not r["name"].startswith("popalloc")]
     for name in args.highs:
         lp.append(highs_row(name, cc.run_solver(name, prefix, args.utility, args.time_limit)))
+    for name in args.commercial:
+        lp.append(highs_row(name, cc.run_solver(name, prefix, args.utility, args.time_limit),
+                            source="gurobipy" if name == "GUROBI" else "mosek"))
     feasibility = args.feasibility * max(1.0, max_capacity(prefix))
     run = {"family": family, "n": n, "m": m, "utility": args.utility, "command": command,
            "popalloc_compare_exit_status": status, "popalloc_compare_problems": report["problems"],
@@ -187,6 +195,9 @@ def parse_args():
     parser.add_argument("--highs", default=",".join(HIGHS),
                         help="HiGHS methods (default HIGHS-DUAL,HIGHS-IPX,HIGHS-IPX-CROSSOVER; "
                              "HIGHSPY = HiGHS's own choice); '' for none")
+    parser.add_argument("--commercial", default=",".join(COMMERCIAL),
+                        help="GUROBI (gurobipy), MOSEK (mosek), each skipped with its reason "
+                             "when it cannot run; '' for none (default GUROBI,MOSEK)")
     parser.add_argument("--time-limit", type=float, default=600.0,
                         help="CPU seconds per LP solver (default 600)")
     parser.add_argument("--stop-early", help="popalloc-compare --stop-early NAME=S,...")
@@ -199,6 +210,10 @@ def parse_args():
         parser.error(f"--compare: '{args.compare}' is not an executable")
     args.lp_solvers = [s for s in args.lp_solvers.split(",") if s]
     args.highs = [s for s in args.highs.split(",") if s]
+    args.commercial = [s for s in args.commercial.split(",") if s]
+    for s in args.commercial:
+        if s not in COMMERCIAL:
+            parser.error(f"--commercial: unknown solver {s} ({', '.join(COMMERCIAL)})")
     for s in args.highs:
         if s not in cc.HIGHS_METHODS:
             parser.error(f"--highs: unknown method {s} ({', '.join(cc.HIGHS_METHODS)})")

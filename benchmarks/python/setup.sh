@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates the Python environment of the conic/LP comparison driver (compare_conic.py):
-# CVXPY with Clarabel, SCS and ECOS, and HiGHS's own package highspy, from PyPI.
+# CVXPY with Clarabel, SCS and ECOS, HiGHS's own package highspy, and Gurobi's and MOSEK's
+# Python packages (gurobipy, mosek), from PyPI.
 #
 #   benchmarks/python/setup.sh [VENV_DIR]      (default: build/bench-venv)
 #
@@ -24,7 +25,7 @@ import cvxpy, highspy, numpy
 print("cvxpy", cvxpy.__version__, "solvers:", ", ".join(sorted(cvxpy.installed_solvers())))
 print("numpy", numpy.__version__)
 from importlib.metadata import version
-for name in ("clarabel", "scs", "ecos", "highspy"):
+for name in ("clarabel", "scs", "ecos", "highspy", "gurobipy", "mosek"):
     print(name, version(name))
 PY
 echo "environment ready: ${venv}/bin/python"
