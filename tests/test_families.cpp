@@ -578,6 +578,34 @@ TEST_CASE("[families] the solver matches the exact LP on every family") {
   }
 }
 
+TEST_CASE("[families] optimal prices 0: the sample's last prices and level carry over to the full solve") {
+  // Every target reachable: the bound is g(0) = 0 from the start and only the allocation is left
+  // to find, at the smoothed minimiser's prices (proportional to the smoothing level). The
+  // sample's last prices are that minimiser for the sample, so the full solve continues there.
+  const auto p = generate_family(spec_of("classes:reachable"), 20000, 8, 3);
+  popalloc::solver_options o;
+  o.relative_gap = 1e-3;
+  const popalloc::utility::target_priority u;
+  const auto sampled = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+  o.sample_start = false;
+  const auto cold = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+  for (const auto* r : {&sampled, &cold}) {
+    CHECK(r->status == popalloc::solve_status::converged);
+    CHECK(r->dual_bound == 0.0);
+    CHECK(r->primal_objective <= 0.0);
+    CHECK(-r->primal_objective <= 1e-3 * 1e-6 * weighted_target_sum(p));
+    CHECK(popalloc_test::allocation_violation(p, *r) <= 1e-9);
+    // The last prices are positive and price only filled resources: the smoothed minimiser.
+    CHECK(r->final_prices.maxCoeff() > 0.0);
+    CHECK(popalloc::detail::prices_complementary(*r, p.capacity));
+  }
+  CHECK(sampled.sample_iterations > 0);
+  INFO("full evaluations: " << sampled.iterations << " after the sample, " << cold.iterations
+                            << " cold");
+  CHECK(sampled.iterations < cold.iterations);
+  CHECK(sampled.smoothing == cold.smoothing);  // the same level: the sample's
+}
+
 TEST_CASE("[families] reachable targets are met at the optimum, far ones are not") {
   for (const sized_family& f : kFamilies) {
     for (const char* capacity : {"", ":tight", ":loose"}) {

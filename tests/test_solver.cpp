@@ -212,6 +212,22 @@ TEST_CASE("[popalloc] the sample keeps every per-job field and scales the capaci
   CHECK(popalloc::detail::sample_stride(popalloc_test::random_problem(10000, 64, 2), false) == 0);
 }
 
+TEST_CASE("[popalloc] sample prices carry over only when they price filled resources") {
+  popalloc::solve_result r;
+  const Eigen::Vector3d capacity(10.0, 10.0, 4.0);
+  r.final_prices = Eigen::Vector3d(1.0, 0.0, 2.0);  // p.R = 18
+  r.usage = Eigen::Vector3d(9.8, 2.0, 3.7);         // slack priced at 0.2 + 0.6 = 0.8 <= 0.9
+  CHECK(popalloc::detail::prices_complementary(r, capacity));
+  r.usage = Eigen::Vector3d(9.8, 2.0, 3.5);  // 0.2 + 1.0 = 1.2 > 5% of 18
+  CHECK_FALSE(popalloc::detail::prices_complementary(r, capacity));
+  r.usage = Eigen::Vector3d(12.0, 2.0, 3.7);  // over-use is not slack
+  CHECK(popalloc::detail::prices_complementary(r, capacity));
+  r.final_prices.setZero();  // nothing priced: no minimiser to carry over
+  CHECK_FALSE(popalloc::detail::prices_complementary(r, capacity));
+  r.final_prices.resize(0);
+  CHECK_FALSE(popalloc::detail::prices_complementary(r, capacity));
+}
+
 TEST_CASE("[popalloc] every stopping status is reachable") {
   const auto p = popalloc_test::random_problem(5000, 8, 11);
   const popalloc::utility::log u;

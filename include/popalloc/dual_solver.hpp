@@ -92,8 +92,12 @@ class price_discovery {
         clock_(clock),
         m_(capacity.size()) {}
 
-  /// A warm start whose prices come from a solve that ended at smoothing `level` starts there.
-  void start_at_level(double level) { start_level_ = level; }
+  /// A warm start whose prices come from a solve that ended at smoothing `level` starts there
+  /// (`exactly`: even above the usual warm-start level).
+  void start_at_level(double level, bool exactly) {
+    start_level_ = level;
+    start_exactly_ = exactly;
+  }
 
   void run(solve_result& result) {
     using k = method_constants;
@@ -120,7 +124,8 @@ class price_discovery {
     // a job's options are collinear), piecewise-linear ones more.
     level_ = Engine::piecewise_linear ? (warm ? k::warm_smoothing : k::cold_smoothing)
                                       : k::cold_smoothing_concave;
-    if (warm && start_level_ > 0.0) level_ = std::min(level_, start_level_);
+    if (warm && start_level_ > 0.0)
+      level_ = start_exactly_ ? start_level_ : std::min(level_, start_level_);
     double damping = warm ? 1e-2 : 1.0;  // Levenberg-Marquardt parameter (relative)
     result.timings.setup_seconds = clock_.seconds();
 
@@ -147,7 +152,11 @@ class price_discovery {
       const Eigen::VectorXd gradient = (capacity_ - current.usage).cwiseProduct(scale_);
       Eigen::MatrixXd& hessian = model_;
       hessian = scale_.asDiagonal() * current.hessian * scale_.asDiagonal();
-      if (correction_.size() != 0) hessian += correction_;
+      // With the bound at g(0) the saturated jobs' responses depend on p / kappa only and the
+      // generalized Hessian is exact inside their pieces; the secant correction learnt while
+      // the prices rose from 0 across many jobs' breakpoints only shortens the later steps,
+      // to linear convergence (docs/method.md "Optimal prices 0").
+      if (correction_.size() != 0 && !bound_is_trivial()) hessian += correction_;
       const double mean_diagonal = hessian.diagonal().mean();
       const double floor =
           mean_diagonal > 0.0 ? 1e-3 * mean_diagonal : gradient.cwiseAbs().maxCoeff() / k::max_step;
@@ -218,6 +227,7 @@ class price_discovery {
         break;
       }
     }
+    result.final_prices = prices;
     finish(result, status);
   }
 
@@ -434,6 +444,7 @@ class price_discovery {
   evaluation candidate_;
   double level_ = 0.0;
   double start_level_ = 0.0;  ///< first level of a warm start, when known (sample start)
+  bool start_exactly_ = false;
   gap_references references_;
   double trivial_bound_ = std::numeric_limits<double>::infinity();
   double best_dual_ = std::numeric_limits<double>::infinity();
@@ -476,22 +487,23 @@ solve_result solve(const Problem& problem, const Utility& utility,
   using executor = typename detail::executor_for<Backend>::type;
   solve_result result;
   solver_options run_options = options;  // the sample start may add starting prices
-  double sample_level = 0.0;
+  detail::sample_start_level start_level;
   if constexpr (detail::is_dense_problem<Problem>::value) {
     const std::int64_t stride = detail::sample_stride(problem, Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      const solve_result s = solve<Backend>(detail::sample_jobs(problem, stride), utility,
-                                            detail::sample_options(options, stride));
+      const auto sample = detail::sample_jobs(problem, stride);
+      const solve_result s =
+          solve<Backend>(sample, utility, detail::sample_options(options, stride));
       result.sample_iterations = s.iterations;
       result.timings.sample_seconds = clock.seconds();
-      sample_level = detail::start_from_sample<Utility>(s, run_options);
+      start_level = detail::start_from_sample<Utility>(s, sample.capacity, run_options);
     }
   }
   try {
     detail::engine<executor, Problem, Utility> engine(problem, utility, executor(options.threads));
     detail::price_discovery<decltype(engine)> method(engine, capacity, run_options, callback,
                                                      clock);
-    method.start_at_level(sample_level);
+    method.start_at_level(start_level.level, start_level.exactly);
     method.run(result);
   } catch (const error&) {
     throw;

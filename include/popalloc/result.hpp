@@ -69,6 +69,10 @@ struct solve_result {
   /// The evaluated prices with the lowest dual value g(p) (dual_bound = min(g(prices),
   /// trivial_bound)).
   Eigen::VectorXd prices;
+  /// The prices of the last evaluation, at smoothing level `smoothing`: the estimate of the
+  /// smoothed dual's minimiser, which can differ from `prices` (where the dual bound is g(0)
+  /// the best evaluated prices may be 0 while the allocation needed positive ones).
+  Eigen::VectorXd final_prices;
   Eigen::VectorXd usage;            ///< resource usage of the returned allocation
   Eigen::VectorXd throughput;       ///< t_i of each job under the returned allocation
   popalloc::allocation allocation;  ///< nonzero time fractions, by job

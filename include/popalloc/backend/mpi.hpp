@@ -851,18 +851,18 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
   // (a nested collective solve), so the starting prices are the single-process ones bit for bit.
   solve_result result;
   solver_options run_options = options;
-  double sample_level = 0.0;
+  detail::sample_start_level start_level;
   if constexpr (detail::is_dense_problem<Problem>::value) {
     const std::int64_t stride =
         detail::sample_stride(session.total_jobs(), static_cast<std::int64_t>(problem.resources()),
                               Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      const solve_result s =
-          solve(where, detail::sample_jobs(problem, stride, session.offset(), session.total_jobs()),
-                utility, detail::sample_options(options, stride));
+      const auto sample =
+          detail::sample_jobs(problem, stride, session.offset(), session.total_jobs());
+      const solve_result s = solve(where, sample, utility, detail::sample_options(options, stride));
       result.sample_iterations = s.iterations;
       result.timings.sample_seconds = clock.seconds();
-      sample_level = detail::start_from_sample<Utility>(s, run_options);
+      start_level = detail::start_from_sample<Utility>(s, sample.capacity, run_options);
     }
   }
 
@@ -883,7 +883,7 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
     using engine_type = detail::engine<detail::mpi_executor, Problem, Utility>;
     engine_type engine(problem, utility, detail::mpi_executor(session, options.threads));
     detail::price_discovery<engine_type> method(engine, capacity, core, agreed, clock);
-    method.start_at_level(sample_level);
+    method.start_at_level(start_level.level, start_level.exactly);
     method.run(result);
   } catch (const std::exception& e) {
     if (session.broken()) throw;  // the session's own error: the others know already

@@ -106,21 +106,48 @@ inline solver_options sample_options(const solver_options& options, std::int64_t
   return o;
 }
 
-/// Starts `run_options` from the sample's prices; returns the smoothing level the full solve
-/// starts at (0: the usual one).
+/// Where the full solve starts after a sample: its first smoothing level (0: the usual one) and
+/// whether that level is kept even above the usual warm-start level.
+struct sample_start_level {
+  double level = 0.0;
+  bool exactly = false;
+};
+
+/// Whether the sample's last prices price only resources its allocation fills (complementary
+/// slackness of the smoothed problem, to 5% of p.R): then they are the smoothed dual's
+/// minimiser rather than wherever the sample's allocation happened to close its gap.
+inline bool prices_complementary(const solve_result& sample, const Eigen::VectorXd& capacity) {
+  const Eigen::VectorXd& p = sample.final_prices;
+  if (p.size() != capacity.size() || sample.usage.size() != capacity.size() || !p.allFinite())
+    return false;
+  const double priced = p.dot(capacity);
+  if (!(priced > 0.0)) return false;
+  const double slack = p.dot((capacity - sample.usage).cwiseMax(0.0));
+  return slack <= 0.05 * priced;
+}
+
+/// Starts `run_options` from the sample's prices (`capacity`: the sample's) and says at which
+/// level.
 template <class Utility>
-double start_from_sample(const solve_result& sample, solver_options& run_options) {
-  // A sample whose bound is the unlimited-capacity objective has optimal prices 0: nothing is
-  // scarce in the limit, but the smoothed minimiser's prices shrink with the smoothing (at
-  // p = kappa q the saturated jobs' responses do not depend on kappa), so the sample's prices
-  // fit no level of the full solve, which starts cold (docs/method.md "Sample start").
-  if (!(sample.dual_bound < sample.trivial_bound)) return 0.0;
+sample_start_level start_from_sample(const solve_result& sample, const Eigen::VectorXd& capacity,
+                                     solver_options& run_options) {
+  if (!(sample.dual_bound < sample.trivial_bound)) {
+    // The bound is the unlimited-capacity objective: the optimal prices are 0, but the smoothed
+    // minimiser's are proportional to the smoothing (at p = kappa q the saturated jobs'
+    // responses do not depend on kappa). The sample's last prices therefore fit its last level
+    // and no other: the full solve continues there. A sample that stopped before reaching its
+    // minimiser (its allocation met every target early) says nothing about the full problem's
+    // prices, which then start cold (docs/method.md "Sample start").
+    if (!prices_complementary(sample, capacity)) return {};
+    run_options.warm_start_prices = sample.final_prices;
+    return {sample.smoothing, true};
+  }
   if (sample.prices.allFinite()) run_options.warm_start_prices = sample.prices;
   // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6, when
   // its gap was still relative to |objective|: 6 full evaluations instead of 10);
   // piecewise-linear ones gain nothing from it (m = 16: 8 instead of 5) and keep the usual
   // warm-start level.
-  return Utility::piecewise_linear ? 0.0 : sample.smoothing;
+  return {Utility::piecewise_linear ? 0.0 : sample.smoothing, false};
 }
 
 }  // namespace popalloc::detail
