@@ -152,11 +152,7 @@ class price_discovery {
       const Eigen::VectorXd gradient = (capacity_ - current.usage).cwiseProduct(scale_);
       Eigen::MatrixXd& hessian = model_;
       hessian = scale_.asDiagonal() * current.hessian * scale_.asDiagonal();
-      // With the bound at g(0) the saturated jobs' responses depend on p / kappa only and the
-      // generalized Hessian is exact inside their pieces; the secant correction learnt while
-      // the prices rose from 0 across many jobs' breakpoints only shortens the later steps,
-      // to linear convergence (docs/method.md "Optimal prices 0").
-      if (correction_.size() != 0 && !bound_is_trivial()) hessian += correction_;
+      if (correction_.size() != 0) hessian += correction_;
       const double mean_diagonal = hessian.diagonal().mean();
       const double floor =
           mean_diagonal > 0.0 ? 1e-3 * mean_diagonal : gradient.cwiseAbs().maxCoeff() / k::max_step;
