@@ -12,4 +12,5 @@ cmake --preset test
 cmake --build --preset test -j "$jobs"
 # ctest prints the "100% tests passed, 0 tests failed out of N" summary line itself.
 ctest --preset test -j "$jobs"
+bash python/run-pytest.sh  # the Python package: pip install . into build/python-venv, pytest
 bash benchmarks/python/run-commercial-test.sh  # Gurobi and MOSEK: "commercial agreement: ..."
