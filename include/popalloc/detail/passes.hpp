@@ -142,6 +142,52 @@ POPALLOC_HD inline void add_outer(const View& view, std::int64_t i, std::int32_t
   }
 }
 
+/// H += C^T W C over a job's active options, W_pq = [p == q] diagonal - alpha_p - beta_p b_q: the
+/// shape of every Hessian term of a regularised response (a projector plus a low-rank part).
+/// Options that consume one resource each (dense problems) take a loop of two multiply-adds per
+/// pair; options with several consumptions go through add_outer.
+template <class View>
+POPALLOC_HD inline void add_structured_outer(const View& view, std::int64_t i,
+                                             const std::int32_t* active, std::int32_t n,
+                                             double diagonal, const double* alpha,
+                                             const double* beta, const double* b, double* h,
+                                             std::int32_t m) {
+  if (n == 1 && view.consumption_count(i, active[0]) == 1) {  // most jobs once smoothing is low
+    const double c = view.consumption_amount(i, active[0], 0);
+    const std::int64_t r = view.consumption_resource(i, active[0], 0);
+    h[r * m + r] += (diagonal - alpha[0] - beta[0] * b[0]) * c * c;
+    return;
+  }
+  constexpr std::int32_t capacity = local_options::capacity;
+  std::int32_t resource[capacity];
+  double amount[capacity], amount_b[capacity];
+  bool single = n <= capacity;
+  for (std::int32_t p = 0; single && p < n; ++p) {
+    if (view.consumption_count(i, active[p]) != 1) {
+      single = false;
+      break;
+    }
+    resource[p] = view.consumption_resource(i, active[p], 0);
+    amount[p] = view.consumption_amount(i, active[p], 0);
+    amount_b[p] = amount[p] * b[p];
+  }
+  if (!single) {
+    for (std::int32_t p = 0; p < n; ++p)
+      for (std::int32_t q = 0; q < n; ++q) {
+        const double weight = (p == q ? diagonal : 0.0) - alpha[p] - beta[p] * b[q];
+        if (weight != 0.0) add_outer(view, i, active[p], active[q], weight, h, m);
+      }
+    return;
+  }
+  for (std::int32_t p = 0; p < n; ++p) {
+    double* row = h + static_cast<std::int64_t>(resource[p]) * m;
+    const double alpha_p = alpha[p] * amount[p], beta_p = beta[p] * amount[p];
+    row[resource[p]] += diagonal * amount[p] * amount[p];
+    for (std::int32_t q = 0; q < n; ++q)
+      row[resource[q]] -= alpha_p * amount[q] + beta_p * amount_b[q];
+  }
+}
+
 /// Evaluates the exact and smoothed dual terms, resource usage and the generalized Hessian of
 /// the smoothed dual. Layout of `partial`: usage[m], hessian[m*m] (if requested), then the
 /// scalars below. With level > 0 every job uses the regularised response with
@@ -428,15 +474,15 @@ struct evaluate_pass {
       const double mean_a = capped ? sum_a / count : 0.0;
       const double apa = sum_a2 - (capped ? sum_a * sum_a / count : 0.0);
       const double rank_one = (c > 0.0 && c < HUGE_VAL) ? c / (kappa * (kappa + c * apa)) : 0.0;
+      const double mean_term = capped ? 1.0 / (count * kappa) : 0.0;
+      double alpha[local_options::capacity], beta[local_options::capacity],
+          centred[local_options::capacity];
       for (std::int32_t p = 0; p < n_active; ++p) {
-        const double pa_p = options.value(active[p]) - mean_a;
-        for (std::int32_t q = 0; q < n_active; ++q) {
-          const double pa_q = options.value(active[q]) - mean_a;
-          const double projector = (p == q ? 1.0 : 0.0) - (capped ? 1.0 / count : 0.0);
-          const double weight = projector / kappa - rank_one * pa_p * pa_q;
-          if (weight != 0.0) add_outer(view, i, active[p], active[q], weight, h, m);
-        }
+        centred[p] = options.value(active[p]) - mean_a;
+        alpha[p] = mean_term;
+        beta[p] = rank_one * centred[p];
       }
+      add_structured_outer(view, i, active, n_active, 1.0 / kappa, alpha, beta, centred, h, m);
       return;
     }
     // d usage / d prices = C^T (I - B (B^T B)^-1 B^T) C / kappa over the active options,
@@ -456,14 +502,16 @@ struct evaluate_pass {
     } else if (r.saturated && sum_a2 > 0.0) {
       g11 = 1.0 / sum_a2;
     }
+    // Projector entry (p, q): [p == q] - (g00 + g01 a_p) - (g01 + g11 a_p) a_q.
+    double alpha[local_options::capacity], beta[local_options::capacity],
+        value[local_options::capacity];
+    const double inv_kappa = 1.0 / kappa;
     for (std::int32_t p = 0; p < n_active; ++p) {
-      const double ap = options.value(active[p]);
-      for (std::int32_t q = 0; q < n_active; ++q) {
-        const double aq = options.value(active[q]);
-        const double projector = (p == q ? 1.0 : 0.0) - (g00 + g01 * (ap + aq) + g11 * ap * aq);
-        if (projector != 0.0) add_outer(view, i, active[p], active[q], projector / kappa, h, m);
-      }
+      value[p] = options.value(active[p]);
+      alpha[p] = (g00 + g01 * value[p]) * inv_kappa;
+      beta[p] = (g01 + g11 * value[p]) * inv_kappa;
     }
+    add_structured_outer(view, i, active, n_active, inv_kappa, alpha, beta, value, h, m);
   }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
