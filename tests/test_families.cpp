@@ -578,7 +578,7 @@ TEST_CASE("[families] the solver matches the exact LP on every family") {
   }
 }
 
-TEST_CASE("[families] optimal prices 0: the sample's last prices and level carry over to the full solve") {
+TEST_CASE("[families] optimal prices 0: the full solve continues at the sample's last prices") {
   // Every target reachable: the bound is g(0) = 0 from the start and only the allocation is left
   // to find, at the smoothed minimiser's prices (proportional to the smoothing level). The
   // sample's last prices are that minimiser for the sample, so the full solve continues there.

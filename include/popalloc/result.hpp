@@ -71,7 +71,8 @@ struct solve_result {
   Eigen::VectorXd prices;
   /// The prices of the last evaluation, at smoothing level `smoothing`: the estimate of the
   /// smoothed dual's minimiser, which can differ from `prices` (where the dual bound is g(0)
-  /// the best evaluated prices may be 0 while the allocation needed positive ones).
+  /// the best evaluated prices may be 0 while the allocation needed positive ones). Empty in a
+  /// merged POP result.
   Eigen::VectorXd final_prices;
   Eigen::VectorXd usage;            ///< resource usage of the returned allocation
   Eigen::VectorXd throughput;       ///< t_i of each job under the returned allocation

@@ -21,6 +21,7 @@
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
+#include "popalloc/status.hpp"
 
 namespace popalloc::detail {
 
@@ -137,8 +138,10 @@ sample_start_level start_from_sample(const solve_result& sample, const Eigen::Ve
     // responses do not depend on kappa). The sample's last prices therefore fit its last level
     // and no other: the full solve continues there. A sample that stopped before reaching its
     // minimiser (its allocation met every target early) says nothing about the full problem's
-    // prices, which then start cold (docs/method.md "Sample start").
-    if (!prices_complementary(sample, capacity)) return {};
+    // prices, and one that did not converge may have ended at any level (the smoothing floor,
+    // after a stall): the full solve then starts cold (docs/method.md "Sample start").
+    if (sample.status != solve_status::converged || !prices_complementary(sample, capacity))
+      return {};
     run_options.warm_start_prices = sample.final_prices;
     return {sample.smoothing, true};
   }
