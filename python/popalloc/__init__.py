@@ -152,6 +152,8 @@ class SolveResult:
         gap_measure: "objective" or "anchored".
         trivial_bound: the objective with unlimited capacities (no bound is reported above it).
         prices: one price per resource (the dual variables attaining ``dual_bound``).
+        final_prices: the prices of the last evaluation, at smoothing level ``smoothing``
+            (the smoothed dual's minimiser; empty for POP's merged result).
         usage: resource usage of the allocation.
         throughput: t_i of every job under the allocation.
         iterations, sample_iterations, smoothing_stages, smoothing: solver statistics.
@@ -179,6 +181,7 @@ class SolveResult:
             "gap_measure",
             "max_capacity_violation",
             "prices",
+            "final_prices",
             "usage",
             "throughput",
             "timings",

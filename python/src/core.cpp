@@ -433,6 +433,7 @@ nb::dict result_dict(popalloc::solve_result&& r, bool signal_stop, bool held_gil
   d["gap_measure"] = std::string(popalloc::to_string(r.gap_measure));
   d["max_capacity_violation"] = r.max_capacity_violation;
   d["prices"] = to_numpy(r.prices);
+  d["final_prices"] = to_numpy(r.final_prices);
   d["usage"] = to_numpy(r.usage);
   d["throughput"] = to_numpy(r.throughput);
   d["indptr"] = to_numpy(std::move(r.allocation.job_offset));

@@ -242,6 +242,10 @@ def test_warm_start_and_time_limit(rng):
     warm = popalloc.solve(a, cap, "linear", tolerance=1e-6, warm_start=cold.prices)
     assert warm.converged and warm.iterations <= cold.iterations
     assert abs(warm.objective - cold.objective) <= 2e-6 * cold.objective
+    # The last iterate's prices are a warm start too, and the same data as C++ returns.
+    assert cold.final_prices.shape == (6,) and np.all(cold.final_prices >= 0)
+    again = popalloc.solve(a, cap, "linear", tolerance=1e-6, warm_start=cold.final_prices)
+    assert again.converged and again.iterations <= cold.iterations
     with pytest.raises(popalloc.InvalidOptions, match="warm_start_prices has 2 entries"):
         popalloc.solve(a, cap, "linear", warm_start=[1.0, 2.0])
     with pytest.raises(popalloc.InvalidOptions, match="time_limit"):
