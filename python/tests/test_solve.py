@@ -334,16 +334,22 @@ def test_ctrl_c_returns_best_allocation(rng):
         if p.iteration == 2:
             os.kill(os.getpid(), signal.SIGINT)
 
-    r = popalloc.solve(
-        a,
-        cap,
-        "target-priority",
-        target=np.full(3000, 50.0),
-        tolerance=1e-12,
-        callback=press_ctrl_c,
-        sample_start=False,
-        max_iterations=50,
-    )
+    # A process started in the background by a non-interactive shell (a CI runner) inherits
+    # SIGINT as ignored, and Python then installs no handler: give it the interactive one.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        r = popalloc.solve(
+            a,
+            cap,
+            "target-priority",
+            target=np.full(3000, 50.0),
+            tolerance=1e-12,
+            callback=press_ctrl_c,
+            sample_start=False,
+            max_iterations=50,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert r.status == SolveStatus.INTERRUPTED and r.interrupted_by_signal
     assert 2 <= r.iterations <= 3
     check_feasible(r, a, cap)
