@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <new>
@@ -67,7 +68,8 @@ Options:
                       popalloc-lb
   --milp-start KIND   milp: price (default; the price solver's placement as MIP start, its time
                       counted in the round's seconds) or none
-  --tolerance TOL     price: relative duality gap of the LP relaxation (default 1e-4)
+  --tolerance TOL     price: relative duality gap of the LP relaxation, 0 < TOL < 0.1
+                      (default 1e-4)
   --threads T         price: OpenMP threads of the LP solve (default 0: OpenMP default)
   --output FILE       JSON: solver, k, rounds [{round, shards_moved, max_load_deviation, seconds,
                       cpu_seconds, exponent, status, solver_status, placement_from, message}],
@@ -84,6 +86,10 @@ POP's parts): optimal (within the gap), time_limit, infeasible, solver_crashed (
 signal), not_run, and where the placement comes from: cbc, cbc_incumbent (the last incumbent CBC
 found before it was killed or crashed), mip_start (the price placement), previous_placement
 (nothing better: the shards stay where they are).
+
+Outputs are replaced atomically; symbolic links are written through, "-" (stdout), devices and
+FIFOs directly, and a read-only file or an output that is an input or another output is refused
+before any work.
 
 Exit status: 0 done (also when some rounds are unbalanced: the status says which), 2 invalid
 arguments (nothing is written), 1 internal error.
@@ -163,8 +169,11 @@ settings read_settings(int argc, char** argv, bool& help) {
     return it == given.end() ? nullptr : &it->second;
   };
   constexpr long long kMaxInt = std::numeric_limits<std::int32_t>::max();
-  if (auto v = get("shards")) s.shards = parse_integer(*v, "shards", 1, kMaxInt);
-  if (auto v = get("servers")) s.servers = parse_integer(*v, "servers", 1, kMaxInt);
+  // Far above POP's largest benchmark (16384 x 2048); the repair's work grows with the square
+  // of the servers, so beyond these a run would not end in any useful time.
+  constexpr long long kMaxShards = 10'000'000, kMaxServers = 100'000;
+  if (auto v = get("shards")) s.shards = parse_integer(*v, "shards", 1, kMaxShards);
+  if (auto v = get("servers")) s.servers = parse_integer(*v, "servers", 1, kMaxServers);
   if (auto v = get("rounds")) s.rounds = parse_integer(*v, "rounds", 1, kMaxInt);
   if (auto v = get("skip")) s.skip = parse_integer(*v, "skip", 0, kMaxInt);
   if (auto v = get("seed"))
@@ -180,7 +189,10 @@ settings read_settings(int argc, char** argv, bool& help) {
   if (auto v = get("max-memory")) s.max_memory = parse_number(*v, "max-memory", 0.0, false);
   if (auto v = get("mip-gap")) s.mip_gap = parse_number(*v, "mip-gap", 0.0, true);
   if (auto v = get("time-limit")) s.time_limit = parse_number(*v, "time-limit", 0.0, false);
-  if (auto v = get("tolerance")) s.tolerance = parse_number(*v, "tolerance", 0.0, false);
+  if (auto v = get("tolerance")) {
+    s.tolerance = parse_number(*v, "tolerance", 0.0, false);
+    if (!(s.tolerance < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
+  }
   if (auto v = get("threads")) s.threads = static_cast<int>(parse_integer(*v, "threads", 0, 4096));
   if (auto v = get("milp-start")) {
     if (*v != "price" && *v != "none")
@@ -190,8 +202,18 @@ settings read_settings(int argc, char** argv, bool& help) {
   if (auto v = get("output")) {
     if (v->empty()) usage_error("--output needs a file name");
     s.output = *v;
+    // Now, not after the rounds: a typo must not cost the whole run.
+    popalloc::io::check_output_path(s.output);
   }
   s.quiet = given.count("quiet") != 0;
+  // Options of another solver do nothing; say so rather than let the user believe they did.
+  auto ignored = [&](std::initializer_list<const char*> names, const char* applies_to) {
+    for (const char* name : names)
+      if (given.count(name) != 0)
+        std::fprintf(stderr, "popalloc-lb: warning: --%s only applies to %s\n", name, applies_to);
+  };
+  if (s.solver != "milp") ignored({"mip-gap", "time-limit", "milp-start"}, "--solver milp");
+  if (s.solver == "greedy") ignored({"tolerance", "threads"}, "--solver price and milp");
   // Test hook of the CBC isolation (tests/lb/run_lb_cli_tests.sh); deliberately not an option.
   if (const char* fault = std::getenv("POPALLOC_LB_MILP_FAULT"); fault != nullptr && *fault) {
     if (!parse_milp_fault(fault, s.fault))
@@ -205,10 +227,27 @@ settings read_settings(int argc, char** argv, bool& help) {
   if (s.pop > s.servers)
     usage_error("--pop (" + std::to_string(s.pop) + ") must be <= --servers (" +
                 std::to_string(s.servers) + ")");
+  // The LP relaxation has up to a column per server of a part, and the core's Newton system is
+  // columns x columns: 16384 columns already take 2 GiB, more cannot be solved in memory.
+  constexpr long long kMaxLpServers = 16384;
+  const long long part_servers = (s.servers + s.pop - 1) / s.pop;
+  if (s.solver != "greedy" && part_servers > kMaxLpServers)
+    usage_error("--solver " + s.solver + " solves an LP with up to a column per server: " +
+                std::to_string(part_servers) + " servers per part is more than " +
+                std::to_string(kMaxLpServers) + " (use --pop K to split them, or --solver greedy)");
   if (s.solver == "milp" && !milp_available())
     usage_error(
         "--solver milp needs COIN-OR CBC, which this build does not have (install "
         "coinor-libcbc-dev and pkg-config and reconfigure)");
+  if (s.servers > s.shards)
+    usage_error("--servers (" + std::to_string(s.servers) + ") must be <= --shards (" +
+                std::to_string(s.shards) +
+                "): a server reaches the load band only through a replica, so with more servers "
+                "than shards most shards would be split over many servers, which the benchmark "
+                "does not model");
+  if (s.pop > 1 && s.pop > s.shards)
+    usage_error("--pop (" + std::to_string(s.pop) + ") must be <= --shards (" +
+                std::to_string(s.shards) + ")");
   if (static_cast<double>(s.shards) > s.max_memory * static_cast<double>(s.servers))
     usage_error("the shards do not fit: " + std::to_string(s.shards) + " shards > --max-memory x " +
                 "--servers");

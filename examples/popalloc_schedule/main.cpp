@@ -68,7 +68,7 @@ Policy:
   --no-slo-floors     max-throughput: ignore the jobs' SLOs (by default a job with an SLO
                       must reach the throughput that meets its deadline; if the floors cannot
                       all be met they are dropped, as Gavel does, and the output says so)
-  --tolerance TOL     relative accuracy (default 1e-6)
+  --tolerance TOL     relative accuracy, 0 < TOL < 0.1 (default 1e-6)
   --threads N         OpenMP threads (default 0: OpenMP default)
   --time-limit SEC    wall-clock limit of the solve
 
@@ -90,6 +90,10 @@ Output:
 Objective (Gavel, OSDI 2020): max-min: min_i s_i ET_i / (w_i P_i) (P_i = sum_w T_iw n_w / N);
 makespan: seconds; finish-time fairness: max_i rho_i; proportional: sum_i w_i log(ET_i / P_i);
 max-throughput: sum_i ET_i (per unit price with --gpu-cost). ET_i = sum_w T_iw X_iw (steps/s).
+
+Outputs are replaced atomically; symbolic links are written through, "-" (stdout), devices and
+FIFOs directly, and a read-only file or an output that is an input or another output is refused
+before any work.
 
 Exit status: 0 done, 2 usage or input error (nothing written), 1 internal error.
 )";
@@ -145,11 +149,19 @@ double parse_real(std::string_view flag, std::string_view text) {
   return v;
 }
 
+/// Largest --jobs: the policies hold a dense jobs x GPU-types model several times over, so far
+/// more would exhaust memory long before an answer; the limit fails fast instead.
+constexpr std::int64_t kMaxJobs = 10'000'000;
+
 arguments parse_arguments(int argc, char** argv) {
   arguments a;
   bool have_jobs = false;
+  std::vector<std::string_view> seen;
   for (int k = 1; k < argc; ++k) {
     const std::string_view flag = argv[k];
+    if (std::find(seen.begin(), seen.end(), flag) != seen.end())
+      throw usage_error("option " + std::string(flag) + " given twice");
+    seen.push_back(flag);
     auto value = [&]() -> std::string_view {
       if (k + 1 >= argc) throw usage_error(std::string(flag) + " needs a value");
       return argv[++k];
@@ -165,6 +177,9 @@ arguments parse_arguments(int argc, char** argv) {
       a.trace = value();
     } else if (flag == "--jobs") {
       a.jobs = parse_integer<std::int64_t>(flag, value(), 1);
+      if (a.jobs > kMaxJobs)
+        throw usage_error("--jobs must be <= " + std::to_string(kMaxJobs) + ", got " +
+                          std::to_string(a.jobs));
       have_jobs = true;
     } else if (flag == "--seed") {
       a.seed = parse_integer<std::uint64_t>(flag, value(), 0);
@@ -189,6 +204,8 @@ arguments parse_arguments(int argc, char** argv) {
       a.gpu_cost = value();
     } else if (flag == "--tolerance") {
       a.tolerance = parse_real(flag, value());
+      if (!(a.tolerance > 0.0 && a.tolerance < 0.1))
+        throw usage_error("--tolerance must be in (0, 0.1)");
     } else if (flag == "--threads") {
       a.threads = parse_integer<int>(flag, value(), 0);
     } else if (flag == "--time-limit") {
@@ -204,6 +221,7 @@ arguments parse_arguments(int argc, char** argv) {
       a.compare_full = true;
     } else if (flag == "--output") {
       a.output = value();
+      if (a.output.empty()) throw usage_error("--output needs a file name");
     } else if (flag == "--quiet") {
       a.quiet = true;
     } else {
@@ -213,6 +231,25 @@ arguments parse_arguments(int argc, char** argv) {
   if (!a.trace.empty() && have_jobs) throw usage_error("give either --trace or --jobs, not both");
   if (a.trace.empty() && !have_jobs) a.jobs = 64;  // the built-in default run
   if (a.compare_full && a.pop == 1) throw usage_error("--compare-full needs --pop K with K > 1");
+  // Options of one mode given in another do nothing; say so rather than let the user believe.
+  auto warn = [](const char* what) {
+    std::fprintf(stderr, "popalloc-schedule: warning: %s\n", what);
+  };
+  if (!a.trace.empty()) {
+    for (const char* generator_only :
+         {"--seed", "--single-gpu", "--multi-priority", "--jobs-per-hour", "--slo"})
+      if (std::find(seen.begin(), seen.end(), generator_only) != seen.end())
+        throw usage_error(std::string(generator_only) + " is for generated jobs, not --trace");
+  }
+  if (a.pop == 1) {
+    for (const char* pop_only : {"--pop-seed", "--pop-strategy"})
+      if (std::find(seen.begin(), seen.end(), pop_only) != seen.end())
+        warn((std::string(pop_only) + " does nothing without --pop K > 1").c_str());
+  }
+  if (a.policy != "max-min-fairness" && !a.water_filling)
+    warn("--no-water-filling only applies to --policy max-min-fairness");
+  if (a.policy != "max-throughput" && (!a.gpu_cost.empty() || !a.slo_floors))
+    warn("--gpu-cost and --no-slo-floors only apply to --policy max-throughput");
   return a;
 }
 
@@ -299,6 +336,9 @@ void append_key(std::string& out, const char* key) {
 
 int run(int argc, char** argv) {
   const arguments args = parse_arguments(argc, argv);
+  // Before any work: the output must be writable and no input.
+  popalloc::io::check_output_files({{"--output", args.output}},
+                                   {{"--throughputs", args.throughputs}, {"--trace", args.trace}});
   const pc::throughput_table table = args.throughputs.empty()
                                          ? embedded_throughput_table()
                                          : pc::load_throughputs(args.throughputs);
@@ -344,7 +384,22 @@ int run(int argc, char** argv) {
   else
     throw usage_error("--pop-strategy: expected uniform-random, shuffled or round-robin, got '" +
                       args.pop_strategy + "'");
-  if (!args.output.empty()) popalloc::io::check_output_path(args.output);
+  if (o.pop_parts > static_cast<int>(jobs.size()))
+    throw usage_error("--pop " + std::to_string(o.pop_parts) + " asks for more parts than the " +
+                      std::to_string(jobs.size()) + " jobs");
+  const std::int64_t gpus = cluster.total();
+  if (o.pop_parts > gpus)
+    throw usage_error("--pop " + std::to_string(o.pop_parts) + " asks for more parts than the " +
+                      std::to_string(gpus) + " GPUs of the cluster (each part needs one)");
+
+  bool any_runnable = false;
+  for (const pc::job& j : jobs)
+    for (std::size_t w = 0; w < cluster.size(); ++w)
+      any_runnable = any_runnable || (j.throughput[w] > 0.0 && cluster.counts[w] >= j.scale_factor);
+  if (!any_runnable)
+    throw popalloc::io::input_error(
+        "no job can run on the cluster: every throughput on its GPU types is 0 (or a job needs "
+        "more GPUs than a type has), so no policy has anything to allocate");
 
   const pc::cluster_allocation a = pc::allocate(jobs, cluster, o);
   comparison cmp;
@@ -368,11 +423,14 @@ int run(int argc, char** argv) {
                   a.schedulable[i] ? "" : "  (no usable GPU type)");
     }
   }
+  // The baselines (isolated, fifo) compute no bound.
+  char bound[64] = "none";
+  if (!std::isnan(a.bound)) std::snprintf(bound, sizeof bound, "%.10g", a.bound);
   std::printf(
-      "policy %s%s: objective %.10g (bound %.10g), status %s, %zu jobs on %s, %.4f s "
+      "policy %s%s: objective %.10g (bound %s), status %s, %zu jobs on %s, %.4f s "
       "(%d core solves%s)\n",
       pc::to_string(o.policy), o.heterogeneity_agnostic ? " (heterogeneity-agnostic)" : "",
-      a.objective, a.bound, popalloc::to_string(a.status), jobs.size(), cluster.to_string().c_str(),
+      a.objective, bound, popalloc::to_string(a.status), jobs.size(), cluster.to_string().c_str(),
       a.seconds, a.core_solves,
       o.policy == pc::policy_kind::max_min_fairness && o.water_filling
           ? (", " + std::to_string(a.water_filling_levels) + " water-filling levels").c_str()

@@ -74,7 +74,7 @@ Policy:
   --water-filling        max-min fairness keeps raising the other jobs after the minimum is
                          fixed (Gavel's max_min_fairness_water_filling); default plain max-min
                          (Gavel's max_min_fairness_perf, the policy of its LAS experiments)
-  --tolerance TOL        policy accuracy (default 1e-4)
+  --tolerance TOL        policy accuracy, 0 < TOL < 0.1 (default 1e-4)
   --threads N            solver threads (default 0: OpenMP default)
 
 Mechanism:
@@ -91,11 +91,22 @@ Output:
   --quiet                no progress on stderr and no summary on stdout
   --help                 this text
 
+Outputs are replaced atomically; symbolic links are written through, "-" (stdout), devices and
+FIFOs directly, and a read-only file or an output that is an input or another output is refused
+before any work.
+
 Exit status: 0 done (also with unfinished jobs: they are counted in the outputs), 2 usage or
 input error (nothing is written), 1 internal error.
 )";
 
 using popalloc_cli::option_spec;
+
+/// Shortest round: below a millisecond the rounds are pure overhead, and simulated times of up to
+/// max_trace_seconds still resolve them.
+constexpr double kMinRoundSeconds = 1e-3;
+/// Most rounds a run may need (a lower bound computed up front): far above any experiment (Gavel's
+/// take thousands of rounds), and a clear error instead of a run that never ends.
+constexpr double kMaxRounds = 1e7;
 
 constexpr option_spec kOptions[] = {
     {"throughputs", true},
@@ -209,16 +220,23 @@ settings interpret(const given_options& given) {
   }
   s.policy.heterogeneity_agnostic = given.count("heterogeneity-agnostic") != 0;
   s.policy.water_filling = given.count("water-filling") != 0;
+  if (s.policy.water_filling && s.policy.policy != pc::policy_kind::max_min_fairness)
+    std::fprintf(stderr,
+                 "popalloc-simulate: warning: --water-filling only applies to --policy "
+                 "max-min-fairness\n");
   if (const auto* v = value_of("pop"))
     s.policy.pop_parts = static_cast<int>(parse_integer(*v, "--pop", 1));
   if (const auto* v = value_of("tolerance")) {
     s.policy.tolerance = parse_number(*v, "--tolerance", 0.0, true);
-    if (!(s.policy.tolerance < 0.1)) usage_error("--tolerance must be < 0.1");
+    if (!(s.policy.tolerance < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
   }
   if (const auto* v = value_of("threads"))
     s.policy.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
-  if (const auto* v = value_of("round-seconds"))
+  if (const auto* v = value_of("round-seconds")) {
     s.simulator.round_seconds = parse_number(*v, "--round-seconds", 0.0, true);
+    if (!(s.simulator.round_seconds >= kMinRoundSeconds && s.simulator.round_seconds <= 1e9))
+      usage_error("--round-seconds must be in [" + json_number(kMinRoundSeconds) + ", 1e9]");
+  }
   if (const auto* v = value_of("min-reset-seconds"))
     s.simulator.min_seconds_between_resets = parse_number(*v, "--min-reset-seconds", 0.0, false);
   int per_server = 4;
@@ -237,11 +255,17 @@ settings interpret(const given_options& given) {
       usage_error("--window FIRST:LAST needs FIRST < LAST");
     s.window = true;
   }
-  if (const auto* v = value_of("max-hours"))
+  if (const auto* v = value_of("max-hours")) {
     s.simulator.max_simulated_seconds = 3600.0 * parse_number(*v, "--max-hours", 0.0, true);
+    if (!(s.simulator.max_simulated_seconds <= pc::max_trace_seconds))
+      usage_error("--max-hours must be <= " + json_number(pc::max_trace_seconds / 3600.0));
+  }
+  for (const char* name : {"output", "per-job"})
+    if (const auto* v = value_of(name); v != nullptr && v->empty())
+      usage_error(std::string("--") + name + " needs a file name");
   if (const auto* v = value_of("output")) s.output_path = *v;
   if (const auto* v = value_of("per-job")) s.per_job_path = *v;
-  if (!s.output_path.empty() && s.output_path == s.per_job_path)
+  if (!s.output_path.empty() && s.output_path == s.per_job_path && s.output_path != "-")
     usage_error("--output and --per-job name the same file");
   s.quiet = given.count("quiet") != 0;
   s.simulator.shuffle_type_order = s.policy.heterogeneity_agnostic;
@@ -378,6 +402,36 @@ void write_per_job_csv(const std::string& path, const pc::gpu_cluster& cluster,
   file.commit();
 }
 
+/// Refuses a workload whose simulation cannot finish in kMaxRounds rounds: a lower bound on the
+/// rounds it needs is the longest job alone on its fastest usable type, and the GPU-seconds of all
+/// jobs spread over the whole cluster, each divided by the round length; --max-hours caps both.
+void check_round_budget(const std::vector<pc::job>& jobs, const pc::gpu_cluster& cluster,
+                        const pc::simulator_options& options) {
+  double longest = 0.0, work = 0.0;
+  std::int64_t longest_job = -1;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const pc::job& j = jobs[i];
+    double fastest = 0.0;
+    for (std::size_t w = 0; w < cluster.size(); ++w)
+      if (cluster.counts[w] >= j.scale_factor) fastest = std::max(fastest, j.throughput[w]);
+    if (!(fastest > 0.0)) continue;  // unrunnable: never scheduled
+    const double seconds = j.total_steps / fastest;
+    if (seconds > longest) longest = seconds, longest_job = static_cast<std::int64_t>(i);
+    work += seconds * j.scale_factor;
+  }
+  const std::int64_t gpus = cluster.total();
+  const double busy =
+      std::min(std::max(longest, work / static_cast<double>(std::max<std::int64_t>(gpus, 1))),
+               options.max_simulated_seconds);
+  const double rounds = busy / options.round_seconds;
+  if (rounds > kMaxRounds)
+    usage_error("the workload needs at least " + json_number(std::ceil(rounds)) + " rounds of " +
+                json_number(options.round_seconds) + " s (job " + std::to_string(longest_job) +
+                " alone runs " + json_number(longest / 3600.0) + " h), more than the limit of " +
+                std::to_string(static_cast<long long>(kMaxRounds)) +
+                "; use a longer --round-seconds or a --max-hours");
+}
+
 int run(int argc, char** argv) {
   const given_options given = parse_arguments(argc, argv);
   if (given.count("help") != 0) {
@@ -385,6 +439,10 @@ int run(int argc, char** argv) {
     return 0;
   }
   settings s = interpret(given);
+  // Before any work: the outputs must be writable and none an input or the other.
+  popalloc::io::check_output_files(
+      {{"--output", s.output_path}, {"--per-job", s.per_job_path}},
+      {{"--throughputs", s.throughputs_path}, {"--trace", s.trace_path}});
 
   // Everything that can be wrong with the input is found before any output file is touched.
   const pc::throughput_table table =
@@ -415,6 +473,14 @@ int run(int argc, char** argv) {
                (s.multi_gpu ? ", multi-GPU" : ", single-GPU");
   }
   pc::validate_jobs(jobs, cluster);
+  if (s.policy.pop_parts > static_cast<int>(jobs.size()))
+    usage_error("--pop " + std::to_string(s.policy.pop_parts) + " asks for more parts than the " +
+                std::to_string(jobs.size()) + " jobs");
+  const std::int64_t gpus = cluster.total();
+  if (s.policy.pop_parts > gpus)
+    usage_error("--pop " + std::to_string(s.policy.pop_parts) + " asks for more parts than the " +
+                std::to_string(gpus) + " GPUs of the cluster (each part needs one)");
+  check_round_budget(jobs, cluster, s.simulator);
   if (s.window && s.simulator.window_last > static_cast<std::int64_t>(jobs.size()))
     usage_error("--window LAST is beyond the " + std::to_string(jobs.size()) + " jobs");
   s.simulator.gpus_per_server.assign(cluster.size(), s.simulator.gpus_per_server.front());

@@ -415,8 +415,7 @@ void write_instance(const instance& data, const std::string& prefix) {
     out += '\n';
     jobs.flush_if_large();
   }
-  resources.commit();
-  jobs.commit();
+  atomic_output_file::commit_together({&resources, &jobs});
 }
 
 }  // namespace popalloc_solve

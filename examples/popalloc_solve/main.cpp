@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -78,7 +79,8 @@ Input:
 Model and solver:
   --utility UTILITY        linear | log | power:ALPHA (0 < ALPHA < 1) | target-priority
                            (default log)
-  --tolerance TOL          stop at this relative duality gap (default 1e-4)
+  --tolerance TOL          stop at this relative duality gap, 0 < TOL < 0.1 (default
+                           1e-4)
   --gap MEASURE            what the relative gap is relative to: objective (the standard
                            (bound - objective) / max(|objective|, |bound|), raised to 1e-6 x the
                            anchor where both are smaller), anchored (max(|objective|, |bound|,
@@ -91,7 +93,9 @@ Model and solver:
   --pop K                  POP: split the jobs into K random parts (seed: --seed, default 0),
                            give each part 1/K of every capacity, solve the parts in parallel and
                            merge them; objective, dual_bound and relative_gap are those of the
-                           whole problem (default 1: solve the whole problem at once)
+                           whole problem, and the status is parts_converged when the parts
+                           converged but the whole misses --tolerance (K <= the number of jobs;
+                           default 1: solve the whole problem at once)
   --warm-start FILE        start from the prices of an earlier --output file (or of a JSON
                            object mapping every resource name to its price)
   --no-sample-start        cold starts of problems with >= 8,192 jobs normally begin from
@@ -109,9 +113,13 @@ Output:
   --help                   this text
   --version                versions and available backends
 
-Outputs are replaced atomically and only after a successful solve. Progress goes to stderr
-after the first second, the summary line to stdout. Ctrl-C stops the solve early and still
-writes the best allocation found (exit status 130).
+Outputs are replaced atomically and only after a successful solve, RESULT.json and
+ALLOCATION.csv together; symbolic links are written through, "-" (stdout), devices and FIFOs
+are written directly, and a read-only file or an output that is an input or another output is
+refused before any work. Progress goes to stderr after the first second, the summary line to
+stdout. Ctrl-C stops the solve early and still writes the best allocation found (exit status
+130), also during the writing; a second Ctrl-C ends the run at once, leaving the outputs as
+they were.
 
 Under MPI (mpirun -np R popalloc-solve ..., in builds with popalloc::mpi; docs/mpi.md):
   every rank holds a shard of the jobs: --generate makes each rank generate only its jobs (the
@@ -124,9 +132,10 @@ Under MPI (mpirun -np R popalloc-solve ..., in builds with popalloc::mpi; docs/m
   --mpi-sums cpu|exact     cpu (default): the single-process result bit for bit; exact: exact
                            sums, for more than 256 ranks (both independent of the rank count)
 
-Exit status: 0 solved (also when an iteration or time limit stopped it or the solver stalled:
-the status says which), 2 usage or input error (nothing is written), 1 internal error or a
-numerical failure of the solve.
+Exit status: 0 solved (also when an iteration or time limit stopped it, the solver stalled or
+POP's parts converged without the whole: the status says which), 2 usage or input error
+(nothing is written), 1 internal error or a numerical failure of the solve (nothing is
+written), 130 interrupted by Ctrl-C.
 )";
 
 // ---- Command line ---------------------------------------------------------------------------
@@ -310,8 +319,10 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
     result.write_instance_prefix = *prefix;
   }
   if (const std::string* utility = value_of("utility")) result.utility = parse_utility(*utility);
-  if (const std::string* tolerance = value_of("tolerance"))
+  if (const std::string* tolerance = value_of("tolerance")) {
     result.options.relative_gap = parse_positive(*tolerance, "--tolerance");
+    if (!(result.options.relative_gap < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
+  }
   if (const std::string* gap = value_of("gap")) result.options.gap = parse_gap_measure(*gap);
   if (const std::string* iterations = value_of("max-iterations"))
     result.options.max_iterations = parse_int(*iterations, "--max-iterations", 1);
@@ -330,11 +341,20 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
       usage_error("unknown backend '" + *backend + "' (cpu or thrust)");
     }
   }
-  if (const std::string* pop = value_of("pop")) result.pop_parts = parse_int(*pop, "--pop", 1);
+  if (const std::string* pop = value_of("pop")) {
+    result.pop_parts = parse_int(*pop, "--pop", 1);
+    if (result.generate && result.pop_parts > result.generator.jobs)
+      usage_error("--pop " + *pop + " asks for more parts than the " +
+                  std::to_string(result.generator.jobs) + " jobs");
+  }
+  for (const char* name : {"warm-start", "output", "allocation"})
+    if (const std::string* path = value_of(name); path != nullptr && path->empty())
+      usage_error(std::string("--") + name + " needs a file name");
   if (const std::string* path = value_of("warm-start")) result.warm_start_path = *path;
   if (const std::string* path = value_of("output")) result.output_path = *path;
   if (const std::string* path = value_of("allocation")) result.allocation_path = *path;
-  if (!result.output_path.empty() && result.output_path == result.allocation_path)
+  if (!result.output_path.empty() && result.output_path == result.allocation_path &&
+      result.output_path != "-")
     usage_error("--output and --allocation name the same file");
   result.quiet = given.count("quiet") != 0;
   if (given.count("no-sample-start") != 0) result.options.sample_start = false;
@@ -351,10 +371,25 @@ volatile std::sig_atomic_t interrupt_requested = 0;
 
 extern "C" void on_interrupt(int /*signal*/) {
   if (interrupt_requested != 0) {  // a second Ctrl-C: the user does not want to wait
+    popalloc::io::remove_temporary_files();
     std::signal(SIGINT, SIG_DFL);
     std::raise(SIGINT);
   }
   interrupt_requested = 1;
+}
+
+/// The paths a run reads and writes, for the check that no output overwrites an input or
+/// another output.
+std::vector<popalloc::io::named_path> output_paths_of(const settings& config,
+                                                      const std::string& allocation_path,
+                                                      const std::string& prefix) {
+  std::vector<popalloc::io::named_path> outputs = {{"--output", config.output_path},
+                                                   {"--allocation", allocation_path}};
+  if (!prefix.empty()) {
+    outputs.push_back({"--write-instance", prefix + ".jobs.csv"});
+    outputs.push_back({"--write-instance", prefix + ".resources.csv"});
+  }
+  return outputs;
 }
 
 /// Prints progress to stderr, but only for solves that take long enough for a user to wonder.
@@ -365,8 +400,12 @@ class progress_reporter {
   popalloc::callback_action operator()(const popalloc::progress& info) {
     if (interrupt_requested != 0) return popalloc::callback_action::stop;
     if (enabled_ && info.elapsed_seconds >= next_report_seconds_) {
+      // A NaN gap (no finite bound yet) printed with its sign reads "-nan".
       std::fprintf(stderr, "  iteration %5d  relative gap %10.3e  elapsed %7.1f s\n",
-                   info.iteration, info.relative_gap, info.elapsed_seconds);
+                   info.iteration,
+                   std::isnan(info.relative_gap) ? std::numeric_limits<double>::quiet_NaN()
+                                                 : info.relative_gap,
+                   info.elapsed_seconds);
       next_report_seconds_ = info.elapsed_seconds + kReportInterval;
     }
     return popalloc::callback_action::proceed;
@@ -413,12 +452,41 @@ int exit_status_for(popalloc::solve_status status) {
     case popalloc::solve_status::iteration_limit:
     case popalloc::solve_status::time_limit:
     case popalloc::solve_status::stalled:  // a feasible allocation with a valid bound: usable
+    case popalloc::solve_status::parts_converged:
       return 0;
     case popalloc::solve_status::interrupted:
       return 130;  // the shell convention for "stopped by SIGINT"
     default:
       return 1;
   }
+}
+
+/// Test hook (tests/cli/run_cli_tests.sh), deliberately not an option: raises the signal named
+/// by POPALLOC_SOLVE_TEST_SIGNAL (INT or TERM) once both outputs are written to their temporary
+/// files and before they are renamed, the moment a signal is most likely to arrive in a large run.
+void raise_test_signal() {
+  const char* name = std::getenv("POPALLOC_SOLVE_TEST_SIGNAL");
+  if (name == nullptr || *name == '\0') return;
+  const std::string_view text = name;
+  if (text == "INT") std::raise(SIGINT);
+  if (text == "TERM") std::raise(SIGTERM);
+}
+
+/// RESULT.json and ALLOCATION.csv: both written to temporary files, then renamed one after the
+/// other with signals blocked, so the pair on disk is always from the same run.
+void write_outputs(const settings& config, const instance& data,
+                   const popalloc::solve_result& result, const run_summary& summary) {
+  std::unique_ptr<atomic_output_file> json_file, allocation_file;
+  if (!config.output_path.empty()) {
+    json_file = std::make_unique<atomic_output_file>(config.output_path);
+    fill_result_json(*json_file, data, result, summary);
+  }
+  if (!config.allocation_path.empty()) {
+    allocation_file = std::make_unique<atomic_output_file>(config.allocation_path);
+    fill_allocation_csv(*allocation_file, data, result);
+  }
+  raise_test_signal();
+  atomic_output_file::commit_together({json_file.get(), allocation_file.get()});
 }
 
 int benchmark_read(const settings& config) {
@@ -453,23 +521,29 @@ int run(int argc, char** argv) {
     usage_error("--mpi-timeout and --mpi-sums only apply to runs under mpirun");
   settings config = interpret(given);
   if (config.benchmark_read) return benchmark_read(config);
+  // Before any work: no output may be an input or another output, or unwritable.
+  popalloc::io::check_output_files(
+      output_paths_of(config, config.allocation_path, config.write_instance_prefix),
+      {{"--jobs", config.jobs_path},
+       {"--resources", config.resources_path},
+       {"--warm-start", config.warm_start_path}});
 
   // Everything that can be wrong with the input is found before any output file is touched.
   const instance data = config.generate ? generate_instance(config.generator)
                                         : read_instance(config.jobs_path, config.resources_path,
                                                         requirements_of(config.utility));
+  if (config.pop_parts > data.problem.jobs())
+    usage_error("--pop " + std::to_string(config.pop_parts) + " asks for more parts than the " +
+                std::to_string(data.problem.jobs()) + " jobs");
   if (!config.warm_start_path.empty())
     config.options.warm_start_prices =
         read_warm_start_prices(config.warm_start_path, data.resource_names);
   config.options.validate();
   std::visit([&](const auto& utility) { data.problem.validate(utility); }, config.utility.utility);
-  std::vector<std::string> outputs = {config.output_path, config.allocation_path};
-  if (!config.write_instance_prefix.empty()) {
-    outputs.push_back(config.write_instance_prefix + ".jobs.csv");
-    outputs.push_back(config.write_instance_prefix + ".resources.csv");
-  }
-  for (const std::string& path : outputs)
-    if (!path.empty()) check_output_path(path);
+  // Again after the reading, which can take long enough for the file system to change.
+  for (const auto& output :
+       output_paths_of(config, config.allocation_path, config.write_instance_prefix))
+    if (!output.path.empty()) check_output_path(output.path);
 
   if (!config.write_instance_prefix.empty()) write_instance(data, config.write_instance_prefix);
 
@@ -509,7 +583,6 @@ int run(int argc, char** argv) {
   run_summary summary;
   summary.solve_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::signal(SIGINT, previous_handler == SIG_ERR ? SIG_DFL : previous_handler);
   summary.utility_name = config.utility.name;
   summary.pop_parts = config.pop_parts;
   summary.pop_parts_seconds_sum = pop_timings.parts_seconds_sum;
@@ -520,12 +593,18 @@ int run(int argc, char** argv) {
     std::printf("%s\n", summary_line(result, summary).c_str());
     std::fflush(stdout);
   }
-  if (!config.output_path.empty()) write_result_json(config.output_path, data, result, summary);
-  if (!config.allocation_path.empty()) write_allocation_csv(config.allocation_path, data, result);
-  const int status = exit_status_for(result.status);
-  if (status == 1)
-    std::fprintf(stderr, "popalloc-solve: the solve ended with status %s\n",
+  int status = exit_status_for(result.status);
+  if (status == 1) {
+    std::signal(SIGINT, previous_handler == SIG_ERR ? SIG_DFL : previous_handler);
+    std::fprintf(stderr, "popalloc-solve: the solve ended with status %s; no output written\n",
                  popalloc::to_string(result.status));
+    return status;
+  }
+  // The Ctrl-C handler stays through the write phase: a Ctrl-C there still gets both outputs
+  // (exit 130), a second one removes the temporary files before it ends the process.
+  write_outputs(config, data, result, summary);
+  std::signal(SIGINT, previous_handler == SIG_ERR ? SIG_DFL : previous_handler);
+  if (interrupt_requested != 0) status = 130;
   return status;
 }
 
@@ -728,16 +807,19 @@ int run_rank(int argc, char** argv, int rank, int ranks) {
       if (!config.warm_start_path.empty())
         config.options.warm_start_prices =
             read_warm_start_prices(config.warm_start_path, data.resource_names);
-      std::vector<std::string> outputs;
-      if (rank == 0) outputs.push_back(config.output_path);
-      if (rank == 0 || per_rank(config.allocation_path)) outputs.push_back(allocation_path);
+      std::vector<popalloc::io::named_path> outputs;
+      if (rank == 0) outputs.push_back({"--output", config.output_path});
+      if (rank == 0 || per_rank(config.allocation_path))
+        outputs.push_back({"--allocation", allocation_path});
       if (!config.write_instance_prefix.empty()) {
         const std::string prefix = for_rank(config.write_instance_prefix, rank);
-        outputs.push_back(prefix + ".jobs.csv");
-        outputs.push_back(prefix + ".resources.csv");
+        outputs.push_back({"--write-instance", prefix + ".jobs.csv"});
+        outputs.push_back({"--write-instance", prefix + ".resources.csv"});
       }
-      for (const std::string& path : outputs)
-        if (!path.empty()) check_output_path(path);
+      popalloc::io::check_output_files(outputs,
+                                       {{"--jobs", for_rank(config.jobs_path, rank)},
+                                        {"--resources", for_rank(config.resources_path, rank)},
+                                        {"--warm-start", config.warm_start_path}});
       if (!config.write_instance_prefix.empty())
         write_instance(data, for_rank(config.write_instance_prefix, rank));
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "result_files.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -13,6 +14,15 @@
 
 namespace popalloc_solve {
 
+namespace {
+
+// printf writes a NaN with its sign bit ("-nan"), which reads like a negative number.
+double plain_nan(double value) {
+  return std::isnan(value) ? std::numeric_limits<double>::quiet_NaN() : value;
+}
+
+}  // namespace
+
 std::string summary_line(const popalloc::solve_result& result, const run_summary& summary) {
   // The absolute gap always stands beside the relative one: an objective and a bound on either
   // side of 0 (target priority) make a relative gap alone unreadable.
@@ -20,8 +30,9 @@ std::string summary_line(const popalloc::solve_result& result, const run_summary
   std::snprintf(line, sizeof line,
                 "status %s  objective %.10g  dual bound %.10g  gap %.3e = %.3e x %.4g (%s)  "
                 "iterations %d",
-                popalloc::to_string(result.status), result.primal_objective, result.dual_bound,
-                result.duality_gap, result.relative_gap, result.gap_scale, result.gap_scale_name,
+                popalloc::to_string(result.status), plain_nan(result.primal_objective),
+                plain_nan(result.dual_bound), plain_nan(result.duality_gap),
+                plain_nan(result.relative_gap), plain_nan(result.gap_scale), result.gap_scale_name,
                 result.iterations);
   std::string out = line;
   if (result.sample_iterations > 0)
@@ -40,6 +51,19 @@ popalloc::gap_measure parse_gap_measure(const std::string& text) {
 void write_result_json(const std::string& path, const instance& data,
                        const popalloc::solve_result& result, const run_summary& summary) {
   atomic_output_file file(path);
+  fill_result_json(file, data, result, summary);
+  file.commit();
+}
+
+void write_allocation_csv(const std::string& path, const instance& data,
+                          const popalloc::solve_result& result) {
+  atomic_output_file file(path);
+  fill_allocation_csv(file, data, result);
+  file.commit();
+}
+
+void fill_result_json(atomic_output_file& file, const instance& data,
+                      const popalloc::solve_result& result, const run_summary& summary) {
   std::string& out = file.buffer();
   auto key = [&out](const char* name) {
     out += "  \"";
@@ -100,12 +124,10 @@ void write_result_json(const std::string& path, const instance& data,
                                  : std::numeric_limits<double>::quiet_NaN());
   }
   out += "\n  }\n}\n";
-  file.commit();
 }
 
-void write_allocation_csv(const std::string& path, const instance& data,
-                          const popalloc::solve_result& result) {
-  atomic_output_file file(path);
+void fill_allocation_csv(atomic_output_file& file, const instance& data,
+                         const popalloc::solve_result& result) {
   std::string& out = file.buffer();
   out += "id,resource,fraction\n";
   const popalloc::allocation& x = result.allocation;
@@ -123,7 +145,6 @@ void write_allocation_csv(const std::string& path, const instance& data,
     }
     file.flush_if_large();
   }
-  file.commit();
 }
 
 Eigen::VectorXd read_warm_start_prices(const std::string& path,

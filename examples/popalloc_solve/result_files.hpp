@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 
+#include <popalloc/io/atomic_file.hpp>
 #include <popalloc/result.hpp>
 
 #include "instance.hpp"
@@ -48,6 +49,13 @@ void write_result_json(const std::string& path, const instance& data,
 /// \brief Writes ALLOCATION.csv: header id,resource,fraction and one row per positive x_ij.
 void write_allocation_csv(const std::string& path, const instance& data,
                           const popalloc::solve_result& result);
+
+/// \brief The text of RESULT.json and ALLOCATION.csv written into `file` (not committed), so
+/// that both outputs can be published together.
+void fill_result_json(popalloc::io::atomic_output_file& file, const instance& data,
+                      const popalloc::solve_result& result, const run_summary& summary);
+void fill_allocation_csv(popalloc::io::atomic_output_file& file, const instance& data,
+                         const popalloc::solve_result& result);
 
 /// \brief Prices in the order of `resource_names`, from a JSON object mapping every resource
 /// name to a price, or from a whole RESULT.json (its "prices" object).

@@ -23,6 +23,7 @@
 #include <popalloc/io/json.hpp>
 #include <popalloc/io/text_file.hpp>
 #include <popalloc/te/all.hpp>
+#include <popalloc/value_range.hpp>
 
 #include "../common/command_line.hpp"
 #include "embedded_b4.hpp"
@@ -60,7 +61,7 @@ Input:
 Model and solver:
   --objective OBJ        total-flow (default) | concurrent-flow (mcf) | min-max-utilization (mlu)
   --solver S             price (default: popalloc's price-discovery core) | lp (exact, COIN-OR CLP)
-  --tolerance TOL        price solver: relative gap (default 1e-5)
+  --tolerance TOL        price solver: relative gap, 0 < TOL < 0.1 (default 1e-5)
   --max-iterations N     price solver: dual evaluations per core solve (default 5000)
   --time-limit SECONDS   price solver: wall-clock limit
   --threads N            CPU threads (default 0: the OpenMP default)
@@ -77,6 +78,10 @@ Output:
   --flows FILE           CSV commodity,source,target,demand,path,nodes,flow (flow > 0 only)
   --quiet                no summary line
   --help                 this text
+
+Outputs are replaced atomically; symbolic links are written through, "-" (stdout), devices and
+FIFOs directly, and a read-only file or an output that is an input or another output is refused
+before any work.
 
 Exit status: 0 solved, 2 usage or input error (nothing is written), 1 internal error.
 )";
@@ -99,6 +104,8 @@ constexpr option_spec kOptions[] = {
 [[noreturn]] void usage_error(const std::string& what) {
   throw input_error(what + " (see popalloc-te --help)");
 }
+
+void warn(const char* what) { std::fprintf(stderr, "popalloc-te: warning: %s\n", what); }
 
 std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
   return popalloc_cli::parse_arguments(argc, argv, kOptions, usage_error);
@@ -150,10 +157,19 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   };
   try {
     if (const auto* v = value_of("topology")) s.topology_path = *v;
-    if (const auto* v = value_of("default-capacity"))
+    if (const auto* v = value_of("default-capacity")) {
       s.default_capacity = parse_number(*v, "--default-capacity", true);
+      if (!popalloc::detail::in_value_range(s.default_capacity))
+        usage_error(std::string("--default-capacity must be ") +
+                    popalloc::detail::value_range_text());
+    }
     if (const auto* v = value_of("traffic")) s.traffic = te::parse_traffic_model(*v);
-    if (const auto* v = value_of("scale")) s.scale = parse_number(*v, "--scale", false);
+    if (const auto* v = value_of("scale")) {
+      s.scale = parse_number(*v, "--scale", false);
+      if (!popalloc::detail::in_value_range(s.scale))
+        usage_error(std::string("--scale must be ") +
+                    popalloc::detail::positive_value_range_text());
+    }
     if (const auto* v = value_of("seed"))
       s.seed = static_cast<std::uint64_t>(parse_integer(*v, "--seed", 0));
     if (const auto* v = value_of("paths"))
@@ -173,8 +189,10 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
       else if (*v != "price")
         usage_error("--solver must be price or lp, not '" + *v + "'");
     }
-    if (const auto* v = value_of("tolerance"))
+    if (const auto* v = value_of("tolerance")) {
       s.price.relative_gap = parse_number(*v, "--tolerance", false);
+      if (!(s.price.relative_gap < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
+    }
     if (const auto* v = value_of("max-iterations"))
       s.price.max_iterations = static_cast<int>(parse_integer(*v, "--max-iterations", 1));
     if (const auto* v = value_of("time-limit"))
@@ -185,22 +203,41 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
     }
     if (const auto* v = value_of("pop"))
       s.pop_parts = static_cast<int>(parse_integer(*v, "--pop", 1));
-    if (const auto* v = value_of("split-fraction"))
+    if (const auto* v = value_of("split-fraction")) {
       s.split_fraction = parse_number(*v, "--split-fraction", true);
+      // POP's fraction of extra pieces: above 1 the commodities multiply without bound.
+      if (!(s.split_fraction <= 1.0)) usage_error("--split-fraction must be in [0, 1]");
+      if (s.pop_parts == 1) warn("--split-fraction does nothing without --pop K > 1");
+    }
   } catch (const popalloc::invalid_options& e) {
     usage_error(e.what());
   }
+  for (const char* name : {"output", "export-mps", "flows"})
+    if (const auto* v = value_of(name); v != nullptr && v->empty())
+      usage_error(std::string("--") + name + " needs a file name");
   if (const auto* v = value_of("output")) s.output_path = *v;
   if (const auto* v = value_of("export-mps")) s.mps_path = *v;
   if (const auto* v = value_of("flows")) s.flows_path = *v;
-  for (const std::string* path : {&s.output_path, &s.mps_path, &s.flows_path})
-    if (!path->empty()) popalloc::io::check_output_path(*path);
+  popalloc::io::check_output_files(
+      {{"--output", s.output_path}, {"--export-mps", s.mps_path}, {"--flows", s.flows_path}},
+      {{"--topology", s.topology_path}});
+  if (s.use_lp) {
+    for (const char* price_only : {"tolerance", "max-iterations", "time-limit"})
+      if (given.count(price_only) != 0)
+        warn((std::string("--") + price_only + " only applies to --solver price").c_str());
+  }
   s.quiet = given.count("quiet") != 0;
   if (s.use_lp && !lp_solver_available())
     usage_error(
         "--solver lp needs COIN-OR CLP, and this popalloc-te was built without it (install "
         "coinor-libclp-dev and reconfigure; --export-mps writes the LP for another solver)");
   return s;
+}
+
+std::string json_number(double value) {
+  std::string out;
+  json::append_number(out, value);
+  return out;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -240,9 +277,22 @@ int run(int argc, char** argv) {
   const te::traffic_parameters parameters = te::default_traffic_parameters(graph.name);
   const auto matrix = te::generate_traffic(graph, s.traffic, parameters, s.scale, s.seed);
   auto commodities = te::commodities_of(matrix, graph.nodes);
+  bool any_capacity = false;
+  for (const te::arc& a : graph.arcs) any_capacity = any_capacity || a.capacity > 0.0;
+  if (!any_capacity)
+    throw input_error((s.topology_path.empty() ? graph.name : s.topology_path) +
+                      ": every link has capacity 0, so no flow can be routed");
   if (commodities.empty())
     throw input_error(
         "the traffic matrix has no positive demand (try another --traffic or --seed)");
+  for (const auto& c : commodities)
+    if (!popalloc::detail::in_value_range(c.demand))
+      usage_error("--scale " + json_number(s.scale) + " makes a demand of " +
+                  json_number(c.demand) + ", outside " + popalloc::detail::value_range_text() +
+                  "; choose another --scale");
+  if (s.pop_parts > static_cast<int>(commodities.size()))
+    usage_error("--pop " + std::to_string(s.pop_parts) + " asks for more parts than the " +
+                std::to_string(commodities.size()) + " commodities");
   const double traffic_seconds = seconds_since(t_traffic);
   const auto t_paths = std::chrono::steady_clock::now();
   const te::te_instance inst = te::make_instance(graph, std::move(commodities), s.paths);

@@ -17,6 +17,9 @@ enum class solve_status : std::uint8_t {
   stalled = 5,          ///< no further progress possible at the working precision
   numerical_error = 6,  ///< NaN/infinity in a dual evaluation, or a dual bound below a feasible
                         ///< objective (precision lost): the numbers are not a certificate
+  parts_converged = 7,  ///< POP: every part converged, but the merged allocation's gap to the
+                        ///< whole problem's dual bound exceeds the tolerance (a valid
+                        ///< certificate of a looser answer)
 };
 
 /// \brief Stable lower-case name of a status, e.g. "converged".
@@ -36,6 +39,8 @@ inline const char* to_string(solve_status status) noexcept {
       return "stalled";
     case solve_status::numerical_error:
       return "numerical_error";
+    case solve_status::parts_converged:
+      return "parts_converged";
   }
   return "unknown";
 }

@@ -29,6 +29,8 @@ inline bool in_value_range(double v) {
 
 /// The range as written in error messages.
 inline const char* value_range_text() { return "0 or within [1e-60, 1e60] in magnitude"; }
+/// The range of a quantity that must be positive, as written in error messages.
+inline const char* positive_value_range_text() { return "within [1e-60, 1e60]"; }
 
 }  // namespace detail
 }  // namespace popalloc

@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# End-to-end tests of the popalloc-solve example:
-#   bash tests/cli/run_cli_tests.sh /path/to/popalloc-solve SCRATCH_DIR
+# End-to-end tests of the popalloc-solve example, and of what all five programs share (output
+# files written through links and to devices, outputs that would overwrite an input, runaway
+# runs refused up front):
+#   bash tests/cli/run_cli_tests.sh /path/to/popalloc-solve SCRATCH_DIR \
+#        [/path/to/popalloc-schedule /path/to/popalloc-simulate /path/to/popalloc-te /path/to/popalloc-lb]
 # Runs every case even after a failure and ends with the line "cli: N passed, M failed"; the exit
 # status is 1 if any case failed, 77 (CTest SKIP_RETURN_CODE) without python3, 2 on bad usage.
 # Uses python3 (standard library only) to parse JSON and check the CSV outputs. Compares the
 # linear objective with COIN-OR CLP's `clp` program when it is installed.
 set -u
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 POPALLOC_SOLVE_BINARY SCRATCH_DIR" >&2
+if [[ $# -ne 2 && $# -ne 6 ]]; then
+  echo "usage: $0 POPALLOC_SOLVE_BINARY SCRATCH_DIR [SCHEDULE SIMULATE TE LB]" >&2
   exit 2
 fi
-BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+BIN="$(absolute "$1")"
 if [[ ! -x "$BIN" ]]; then
   echo "cli: $1 is not an executable" >&2
   exit 2
+fi
+OTHERS=()
+if [[ $# -eq 6 ]]; then
+  for program in "$3" "$4" "$5" "$6"; do
+    if [[ ! -x "$program" ]]; then
+      echo "cli: $program is not an executable" >&2
+      exit 2
+    fi
+    OTHERS+=("$(absolute "$program")")
+  done
 fi
 if ! command -v python3 >/dev/null 2>&1; then
   echo "cli: python3 not found, skipping"
@@ -501,6 +515,286 @@ if command -v clp >/dev/null 2>&1; then
 else
   echo "cli: clp not found, LP comparison skipped"
 fi
+
+# ---- Hostile and careless use: every program ------------------------------------------------------
+# runp PROGRAM ARGS...: like run, for any program, stopped after 60 s (a regression must fail the
+# case, not hang the suite).
+runp() {
+  local program="$1"
+  shift
+  timeout 60 "$program" "$@" >out.txt 2>err.txt
+  rc=$?
+}
+# refused NAME PATTERN PROGRAM ARGS...: exit status 2 with PATTERN in the message.
+refused() {
+  local name="$1" pattern="$2"
+  shift 2
+  runp "$@"
+  if [[ $rc -eq 2 ]] && grep -qF -- "$pattern" err.txt; then
+    pass
+  else
+    fail "$name: exit $rc, $(head -c 300 err.txt)"
+  fi
+}
+no_temporaries() { ! compgen -G "${1:-.}/*.tmp.*" >/dev/null; }
+# Caps the address space of this (sub)shell so that a regression that reads /dev/zero into memory
+# fails its case instead of the machine; AddressSanitizer builds reserve terabytes and are exempt.
+limit_memory() { grep -qa AddressSanitizer "$BIN" || ulimit -v 8000000; }
+json_file() { python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
+# The JSON document at the end of stdout (some programs print a summary line before it).
+json_at_end_of_stdout() {
+  python3 - <<'PYTHON'
+import json
+lines = open("out.txt").read().split("\n")
+start = lines.index("{")
+json.loads("\n".join(lines[start:]))
+PYTHON
+}
+
+PROGRAMS=(solve)
+if ((${#OTHERS[@]} == 4)); then
+  SCHEDULE="${OTHERS[0]}" SIMULATE="${OTHERS[1]}" TE="${OTHERS[2]}" LB="${OTHERS[3]}"
+  PROGRAMS+=(schedule simulate te lb)
+else
+  echo "cli: popalloc-schedule, -simulate, -te and -lb not given: their checks are skipped"
+fi
+# quick NAME OUTPUT [ARGS...]: a short run of program NAME writing its --output to OUTPUT.
+quick() {
+  local name="$1" output="$2"
+  shift 2
+  case "$name" in
+    solve) runp "$BIN" --generate 50,3 --quiet --output "$output" "$@" ;;
+    schedule) runp "$SCHEDULE" --jobs 8 --quiet --output "$output" "$@" ;;
+    simulate) runp "$SIMULATE" --jobs 10 --arrival-rate 10 --quiet --output "$output" "$@" ;;
+    te) runp "$TE" --quiet --output "$output" "$@" ;;
+    lb) runp "$LB" --shards 32 --servers 4 --rounds 3 --skip 1 --quiet --output "$output" "$@" ;;
+  esac
+}
+
+for name in "${PROGRAMS[@]}"; do
+  dir="hostile_$name"
+  mkdir -p "$dir"
+  # Through a symbolic link: the target is written, the link stays.
+  echo OLD >"$dir/keep.json"
+  ln -sf keep.json "$dir/link.json"
+  quick "$name" "$dir/link.json"
+  check "$name: output through a symlink: exit 0 (got $rc: $(head -c 200 err.txt))" exited 0
+  check "$name: output through a symlink: the link is kept" test -L "$dir/link.json"
+  check "$name: output through a symlink: its target is written" json_file "$dir/keep.json"
+  check "$name: output through a symlink: no temporary file" no_temporaries "$dir"
+  # A character device is written, not replaced by a regular file (/dev/null itself when this
+  # user cannot make a device node).
+  device=/dev/null
+  if mknod -m 666 "$dir/null" c 1 3 2>/dev/null; then device="$dir/null"; fi
+  quick "$name" "$device"
+  check "$name: --output $device: exit 0 (got $rc: $(head -c 200 err.txt))" exited 0
+  check "$name: --output $device: still a character device" test -c "$device"
+  # A read-only file is refused, before any work.
+  echo PRECIOUS >"$dir/frozen.json"
+  chmod 444 "$dir/frozen.json"
+  quick "$name" "$dir/frozen.json"
+  check "$name: read-only output: exit 2 (got $rc)" exited 2
+  check "$name: read-only output: named in the message" stderr_has "read-only"
+  check "$name: read-only output: unchanged" grep -qx PRECIOUS "$dir/frozen.json"
+  # "-" is stdout.
+  quick "$name" -
+  check "$name: --output -: exit 0 (got $rc: $(head -c 200 err.txt))" exited 0
+  check "$name: --output -: the JSON is on stdout" json_at_end_of_stdout
+  check "$name: --output -: no file called '-'" test ! -e -
+  # An empty name is a usage error, not "write nothing".
+  quick "$name" ""
+  check "$name: --output '': exit 2 (got $rc)" exited 2
+  check "$name: --output '': says so" stderr_has "--output needs a file name"
+  # One tolerance range for every program.
+  quick "$name" "$dir/r.json" --tolerance 0.5
+  check "$name: --tolerance 0.5: exit 2 (got $rc)" exited 2
+  check "$name: --tolerance 0.5: gives the range" stderr_has "(0, 0.1)"
+done
+
+# A FIFO is written directly: the reader gets the whole result, the FIFO stays a FIFO.
+mkfifo result.fifo
+timeout 30 cat result.fifo >fifo.got &
+reader=$!
+run --generate 50,3 --quiet --output result.fifo
+wait "$reader"
+check "solve: --output FIFO: exit 0" exited 0
+check "solve: --output FIFO: the reader got the JSON" json_file fifo.got
+check "solve: --output FIFO: still a FIFO" test -p result.fifo
+
+# ---- An output that is an input or another output: exit 2 before any work, input intact ---------
+# same_file NAME PATTERN FILE PROGRAM ARGS...: refused, and FILE keeps its content.
+same_file() {
+  local name="$1" pattern="$2" file="$3"
+  shift 3
+  cp "$file" same.before
+  refused "$name" "$pattern" "$@"
+  check "$name: $file unchanged" cmp -s "$file" same.before
+}
+run --generate 40,3 --write-instance same --quiet
+ln -f same.jobs.csv same.hard.csv
+ln -sf same.jobs.csv same.soft.csv
+same_file "solve: --output is --jobs" "is the same file as the input --jobs" same.jobs.csv \
+  "$BIN" --jobs same.jobs.csv --resources same.resources.csv --output same.jobs.csv
+same_file "solve: --output is a hard link to --jobs" "same file" same.jobs.csv \
+  "$BIN" --jobs same.jobs.csv --resources same.resources.csv --output same.hard.csv
+same_file "solve: --allocation is a symlink to --jobs" "same file" same.jobs.csv \
+  "$BIN" --jobs same.jobs.csv --resources same.resources.csv --allocation same.soft.csv
+same_file "solve: --write-instance P over --output P.jobs.csv" "same file" same.jobs.csv \
+  "$BIN" --generate 40,3 --write-instance same --output same.jobs.csv
+same_file "solve: --resources is --write-instance's file" "same file" same.resources.csv \
+  "$BIN" --jobs same.jobs.csv --resources same.resources.csv --write-instance same
+refused "solve: --output x --allocation ./x" "same file" "$BIN" --generate 40,3 --output x.json \
+  --allocation ./x.json
+check "solve: --output x --allocation ./x: nothing written" test ! -e x.json
+printf '{"r0": 1, "r1": 1, "r2": 1}\n' >same.prices.json
+same_file "solve: --output is --warm-start" "same file" same.prices.json \
+  "$BIN" --generate 40,3 --warm-start same.prices.json --output same.prices.json
+if ((${#OTHERS[@]} == 4)); then
+  printf 'A\tc\td\t-n\t0\t100\t1\t1\t-1\t0\nB\tc\td\t-n\t0\t200\t1\t1\t-1\t10\n' >t.trace
+  printf '{"v100": {"(%sA%s, 1)": {"null": 2}, "(%sB%s, 1)": {"null": 3}}}\n' "'" "'" "'" "'" \
+    >t.json
+  same_file "schedule: --output is --trace" "same file" t.trace \
+    "$SCHEDULE" --throughputs t.json --cluster v100:4 --trace t.trace --output t.trace
+  same_file "schedule: --output is --throughputs" "same file" t.json \
+    "$SCHEDULE" --throughputs t.json --cluster v100:4 --trace t.trace --output t.json
+  same_file "simulate: --output is --trace" "same file" t.trace \
+    "$SIMULATE" --throughputs t.json --cluster v100:4 --trace t.trace --output t.trace
+  refused "simulate: --per-job is --output" "same file" "$SIMULATE" --output sim.json \
+    --per-job ./sim.json
+  printf '{"directed": true, "nodes": [{"id": 0}, {"id": 1}, {"id": 2}],\n "links": [\n' >ring.json
+  printf '{"source": 0, "target": 1, "capacity": 10},\n{"source": 1, "target": 2, "capacity": 10},\n' \
+    >>ring.json
+  printf '{"source": 2, "target": 0, "capacity": 10}]}\n' >>ring.json
+  same_file "te: --output is --topology" "same file" ring.json \
+    "$TE" --topology ring.json --output ring.json
+  refused "te: --flows is --output" "same file" "$TE" --output te.out --flows te.out
+  refused "te: --export-mps is --output" "same file" "$TE" --output te.out --export-mps ./te.out
+  check "te: nothing written" test ! -e te.out
+fi
+
+# ---- A signal in popalloc-solve's write phase (the hook raises it between the temporary files
+# and their renames, the window a signal hits in a large run) ---------------------------------------
+echo OLD >sig.json
+echo OLD >sig.csv
+POPALLOC_SOLVE_TEST_SIGNAL=TERM run --generate 2000,4 --output sig.json --allocation sig.csv --quiet
+check "SIGTERM in the write phase: killed by it (got $rc)" exited 143
+check "SIGTERM in the write phase: RESULT.json untouched" grep -qx OLD sig.json
+check "SIGTERM in the write phase: ALLOCATION.csv untouched" grep -qx OLD sig.csv
+check "SIGTERM in the write phase: no temporary file" no_temporaries
+POPALLOC_SOLVE_TEST_SIGNAL=INT run --generate 2000,4 --output sig.json --allocation sig.csv --quiet
+check "Ctrl-C in the write phase: exit 130 (got $rc)" exited 130
+check "Ctrl-C in the write phase: RESULT.json written" result_readable sig.json
+check "Ctrl-C in the write phase: ALLOCATION.csv written" grep -q '^id,resource,fraction$' sig.csv
+check "Ctrl-C in the write phase: no temporary file" no_temporaries
+
+# ---- Values outside the supported range in the domain readers: exit 2 with the range ---------------
+if ((${#OTHERS[@]} == 4)); then
+  printf '{"v100": {"(%sA%s, 1)": {"null": 1e308}, "(%sB%s, 1)": {"null": 3}}}\n' "'" "'" "'" "'" \
+    >huge.json
+  refused "schedule: throughput 1e308" "1e60" "$SCHEDULE" --throughputs huge.json \
+    --cluster v100:4 --trace t.trace
+  check "schedule: throughput 1e308: FILE:LINE" stderr_has "huge.json:1:"
+  printf 'A\tc\td\t-n\t0\t100\t1\t1e308\t-1\t0\n' >weight.trace
+  refused "schedule: priority weight 1e308" "weight.trace:1: priority_weight" "$SCHEDULE" \
+    --throughputs t.json --cluster v100:4 --trace weight.trace
+  printf 'A\tc\td\t-n\t0\t100\t1\t1\t-1\t1e308\n' >arrival.trace
+  refused "simulate: arrival time 1e308" "arrival.trace:1: arrival_time" "$SIMULATE" \
+    --throughputs t.json --cluster v100:4 --trace arrival.trace
+  printf 'A\tc\td\t-n\t0\t1e308\t1\t1\t-1\t0\n' >steps.trace
+  refused "simulate: 1e308 steps" "steps.trace:1: total_steps" "$SIMULATE" \
+    --throughputs t.json --cluster v100:4 --trace steps.trace
+  sed '4 s/"capacity": 10/"capacity": 1e308/' ring.json >huge_ring.json
+  refused "te: capacity 1e308" "huge_ring.json:4:" "$TE" --topology huge_ring.json
+  printf 'A\tc\td\t-n\t0\t100\t1\t1\t0\t0\n' >slo0.trace
+  refused "trace: SLO 0 is not 'none'" "slo0.trace:1: SLO" "$SCHEDULE" --throughputs t.json \
+    --cluster v100:4 --trace slo0.trace
+  printf '\xEF\xBB\xBF' | cat - t.trace >bom.trace
+  runp "$SCHEDULE" --throughputs t.json --cluster v100:4 --trace bom.trace --quiet
+  check "trace with a UTF-8 byte-order mark: accepted (got $rc: $(head -c 200 err.txt))" exited 0
+fi
+
+# ---- POP: an honest status, and parts that cannot all have work ------------------------------------
+run --generate 10,4 --pop 10 --output pop10.json --quiet
+check "--pop 10 on 10 jobs: exit 0" exited 0
+check "--pop 10 on 10 jobs: parts_converged, not converged" result_status_is pop10.json parts_converged
+refused "--pop 11 on 10 jobs" "more parts than the 10 jobs" "$BIN" --generate 10,4 --pop 11
+refused "--pop 41 on a 40-job file" "more parts than the 40 jobs" "$BIN" --jobs same.jobs.csv \
+  --resources same.resources.csv --pop 41
+if ((${#OTHERS[@]} == 4)); then
+  refused "schedule: --pop above the GPUs" "GPUs" "$SCHEDULE" --jobs 64 --pop 25
+  refused "schedule: --pop above the jobs" "more parts than the 8 jobs" "$SCHEDULE" --jobs 8 --pop 9
+  refused "simulate: --pop above the GPUs" "GPUs" "$SIMULATE" --jobs 60 --pop 37
+fi
+
+# ---- Runaway runs: refused up front ----------------------------------------------------------------
+refused "solve: --pop 1e9" "more parts" "$BIN" --generate 10,4 --pop 1000000000
+(
+  limit_memory
+  refused "solve: --jobs /dev/zero" "NUL byte" "$BIN" --jobs /dev/zero --resources res.csv
+  echo "$passed $failed" >zero.counts
+)
+read -r passed failed <zero.counts
+if ((${#OTHERS[@]} == 4)); then
+  refused "schedule: --jobs 1e12" "--jobs must be <=" "$SCHEDULE" --jobs 1000000000000
+  refused "te: --pop 1e9" "more parts than the" "$TE" --pop 1000000000
+  refused "te: --split-fraction 1e9" "--split-fraction must be in [0, 1]" "$TE" --pop 2 \
+    --split-fraction 1e9
+  refused "lb: 8 shards on 4000 servers" "--servers (4000) must be <= --shards (8)" "$LB" \
+    --shards 8 --servers 4000
+  refused "lb: 1e6 servers" "--servers must be in" "$LB" --shards 8 --servers 1000000
+  refused "lb: an LP with 20000 columns" "more than 16384" "$LB" --shards 20000 --servers 20000
+  refused "simulate: --round-seconds 1e-9" "--round-seconds must be in" "$SIMULATE" \
+    --round-seconds 1e-9
+  printf 'A\tc\td\t-n\t0\t1e50\t1\t1\t-1\t0\n' >long.trace
+  refused "simulate: a job of 1e50 steps" "rounds" "$SIMULATE" --throughputs t.json \
+    --cluster v100:4 --trace long.trace
+  runp "$SIMULATE" --throughputs t.json --cluster v100:4 --trace long.trace --max-hours 2 \
+    --output long.json --quiet
+  check "simulate: a job of 1e50 steps with --max-hours: exit 0 (got $rc)" exited 0
+  check "simulate: a job of 1e50 steps with --max-hours: reported unfinished" python3 -c '
+import json, sys; sys.exit(0 if json.load(open("long.json"))["jobs_unfinished"] == 1 else 1)'
+  ln -sf /dev/zero zero.json
+  (
+    limit_memory
+    refused "schedule: --trace /dev/zero" "NUL byte" "$SCHEDULE" --trace /dev/zero
+    refused "schedule: --throughputs /dev/zero" "NUL byte" "$SCHEDULE" --throughputs /dev/zero
+    refused "te: --topology /dev/zero" "NUL byte" "$TE" --topology zero.json
+    echo "$passed $failed" >zero.counts
+  )
+  read -r passed failed <zero.counts
+
+  # ---- Smaller items --------------------------------------------------------------------------------
+  runp "$LB" --shards 32 --servers 4 --rounds 3 --skip 1 --output no/such/dir/lb.json
+  check "lb: unwritable --output: exit 2 (got $rc)" exited 2
+  check "lb: unwritable --output: refused before the first round" test ! -s out.txt
+  python3 -c '
+import json; d = json.load(open("ring.json"))
+for link in d["links"]: link["capacity"] = 0
+json.dump(d, open("zero_ring.json", "w"))'
+  refused "te: every capacity 0" "every link has capacity 0" "$TE" --topology zero_ring.json
+  refused "te: --scale 1e59" "--scale" "$TE" --scale 1e59
+  check "te: --scale 1e59: no internal job index in the message" test -z "$(grep -F 'job 0' err.txt)"
+  printf '{"v100": {"(%sA%s, 1)": {"null": 0}, "(%sB%s, 1)": {"null": 0}}}\n' "'" "'" "'" "'" \
+    >zeros.json
+  refused "schedule: all-zero throughputs" "no job can run" "$SCHEDULE" --throughputs zeros.json \
+    --cluster v100:4 --trace t.trace
+  runp "$SCHEDULE" --policy fifo --jobs 8 --quiet
+  check "schedule: fifo summary has no 'nan' (got $(head -c 200 out.txt))" test -z "$(grep -i nan out.txt)"
+  refused "schedule: a flag given twice" "given twice" "$SCHEDULE" --quiet --quiet
+  refused "schedule: generator options with --trace" "is for generated jobs" "$SCHEDULE" \
+    --throughputs t.json --cluster v100:4 --trace t.trace --seed 3
+  runp "$SCHEDULE" --jobs 8 --pop-seed 3 --quiet
+  check "schedule: --pop-seed without --pop warns" stderr_has "warning: --pop-seed"
+  runp "$TE" --split-fraction 0.5 --quiet
+  check "te: --split-fraction without --pop warns" stderr_has "warning: --split-fraction"
+  runp "$LB" --shards 32 --servers 4 --rounds 2 --skip 1 --solver greedy --mip-gap 0.1 --quiet
+  check "lb: --mip-gap with greedy warns" stderr_has "warning: --mip-gap"
+  runp "$SIMULATE" --jobs 10 --policy fifo --water-filling --quiet
+  check "simulate: --water-filling with fifo warns" stderr_has "warning: --water-filling"
+fi
+printf '{"a\\u0000b": 1, "gpu": 1, "cpu": 1}\n' >nul.prices.json
+run --jobs good.jobs.csv --resources res.csv --warm-start nul.prices.json --quiet
+check "a NUL byte in a name is escaped in the message" stderr_has "unknown resource 'a\x00b'"
 
 if [[ $failed -eq 0 ]]; then
   cd / && rm -rf "$WORK"

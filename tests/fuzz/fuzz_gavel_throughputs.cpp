@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target: Gavel's throughput JSON reader (popalloc::cluster::parse_throughputs). Any input is
-// either rejected with io::input_error "PATH:..." or gives a table whose entries are finite and
-// >= 0 and whose keys read back through parse_job_key.
+// either rejected with io::input_error "PATH:..." or gives a table whose entries are finite, >= 0
+// and within popalloc's value range, and whose keys read back through parse_job_key.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (again.job_type != key.job_type || again.scale_factor != key.scale_factor) std::abort();
     for (const auto& gpu : table.gpu_types()) {
       const double t = table.get(key, gpu);
-      if (!std::isfinite(t) || t < 0.0) std::abort();
+      if (!std::isfinite(t) || t < 0.0 || !popalloc::detail::in_value_range(t)) std::abort();
     }
   }
   return 0;

@@ -3,7 +3,8 @@
 // the input (invalid_problem / io::input_error) or their output goes through the whole policy
 // path (jobs_from_trace + allocate, max-min fairness and makespan) against a small built-in
 // throughput table. allocate() may reject the data, but never crash; what it returns has finite
-// fractions in [0, 1], rows summing to <= 1 and no GPU type over-subscribed.
+// fractions in [0, 1], rows summing to <= 1 and no GPU type over-subscribed. Accepted trace
+// fields lie in the documented ranges.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto cluster = popalloc::cluster::parse_cluster(parts[0], table.gpu_types());
     const auto trace = popalloc::cluster::parse_trace(parts[1], "input.trace");
+    // What the reader accepts is inside the ranges it documents.
+    for (const auto& t : trace) {
+      if (!popalloc::detail::in_value_range(t.total_steps) || t.total_steps < 0.0) std::abort();
+      if (!popalloc::detail::in_value_range(t.priority_weight) || !(t.priority_weight > 0.0))
+        std::abort();
+      if (!(t.slo == -1.0 || (t.slo > 0.0 && popalloc::detail::in_value_range(t.slo))))
+        std::abort();
+      if (!(t.arrival_time >= 0.0 && t.arrival_time <= popalloc::cluster::max_trace_seconds))
+        std::abort();
+    }
     if (trace.size() > 64) return 0;  // the readers are covered; keep the solves quick
     const auto jobs = popalloc::cluster::jobs_from_trace(trace, table, cluster, "input.trace");
     for (const auto policy : {popalloc::cluster::policy_kind::max_min_fairness,

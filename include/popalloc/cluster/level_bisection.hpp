@@ -84,6 +84,7 @@ inline solve_status worse_status(solve_status a, solve_status b) {
     switch (s) {
       case solve_status::converged:
         return 0;
+      case solve_status::parts_converged:
       case solve_status::iteration_limit:
       case solve_status::time_limit:
         return 1;

@@ -18,6 +18,7 @@
 #include "popalloc/io/input_error.hpp"
 #include "popalloc/io/json.hpp"
 #include "popalloc/io/text_file.hpp"
+#include "popalloc/value_range.hpp"
 
 namespace popalloc::cluster {
 
@@ -193,10 +194,13 @@ inline throughput_table parse_throughputs(std::string_view text, const std::stri
         io::fail_at(path, isolated->line,
                     "isolated throughput of " + entry.key + " on '" + gpu.key +
                         "' must be a number, got " + io::json::describe(isolated->type));
-      if (!std::isfinite(isolated->number) || isolated->number < 0.0)
+      // The core's range: beyond it the policies' normalisers overflow or underflow and a
+      // policy would "converge" on garbage (max-min fairness reported objective 0).
+      if (!std::isfinite(isolated->number) || isolated->number < 0.0 ||
+          !popalloc::detail::in_value_range(isolated->number))
         io::fail_at(path, isolated->line,
                     "isolated throughput of " + entry.key + " on '" + gpu.key +
-                        "' must be finite and >= 0");
+                        "' must be finite and >= 0 (" + popalloc::detail::value_range_text() + ")");
       table.set(key, gpu.key, isolated->number);
     }
   }

@@ -17,6 +17,7 @@
 #include "popalloc/cluster/throughputs.hpp"
 #include "popalloc/io/input_error.hpp"
 #include "popalloc/io/text_file.hpp"
+#include "popalloc/value_range.hpp"
 
 namespace popalloc::cluster {
 
@@ -37,6 +38,11 @@ struct trace_job {
   long line = 0;  ///< line in the trace file (1-based)
 };
 
+/// \brief Latest arrival time a trace may give, in seconds (about 317 years): simulated times stay
+/// below it, where a double still resolves a millisecond, so a round or a job's run time is
+/// never lost to rounding (an arrival of 1e308 s would otherwise "finish" a job with JCT 0).
+inline constexpr double max_trace_seconds = 1e10;
+
 namespace detail {
 inline bool parse_number(std::string_view text, double& out) {
   // from_chars for double is not available everywhere (libstdc++ < 11); strtod on a copy.
@@ -50,12 +56,15 @@ inline bool parse_number(std::string_view text, double& out) {
 
 /// \brief Parses trace text. Empty lines are skipped; every other line needs exactly 10
 /// tab-separated fields. \throws io::input_error "PATH:LINE: what" (wrong column count,
-/// non-numeric or negative steps, scale factor not a positive integer, weight <= 0, bad arrival
-/// time, arrival times going backwards is allowed but negative ones are not).
+/// non-numeric or negative steps, scale factor not a positive integer, weight <= 0, an SLO that
+/// is neither -1 (none) nor > 0, bad arrival time; arrival times going backwards is allowed but
+/// negative ones are not). Steps, weights and SLOs must lie in popalloc's value range
+/// (value_range.hpp), arrival times in [0, max_trace_seconds].
 inline std::vector<trace_job> parse_trace(std::string_view text, const std::string& path) {
   std::vector<trace_job> out;
   long line_number = 0;
   std::size_t start = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") start = 3;  // a UTF-8 byte-order mark, as elsewhere
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
@@ -91,28 +100,33 @@ inline std::vector<trace_job> parse_trace(std::string_view text, const std::stri
       io::fail_at(path, line_number,
                   "needs_data_dir (column 5) must be 0 or 1, got '" + std::string(fields[4]) + "'");
     job.needs_data_dir = value != 0.0;
-    if (!detail::parse_number(fields[5], job.total_steps) || job.total_steps < 0.0)
-      io::fail_at(
-          path, line_number,
-          "total_steps (column 6) must be a number >= 0, got '" + std::string(fields[5]) + "'");
+    const std::string positive = popalloc::detail::positive_value_range_text();
+    if (!detail::parse_number(fields[5], job.total_steps) || job.total_steps < 0.0 ||
+        !popalloc::detail::in_value_range(job.total_steps))
+      io::fail_at(path, line_number,
+                  "total_steps (column 6) must be 0 or a number " + positive + ", got '" +
+                      std::string(fields[5]) + "'");
     if (!detail::parse_number(fields[6], value) || value < 1.0 || value != std::floor(value) ||
         value > 1e6)
       io::fail_at(path, line_number,
                   "scale_factor (column 7) must be a positive whole number, got '" +
                       std::string(fields[6]) + "'");
     job.scale_factor = static_cast<int>(value);
-    if (!detail::parse_number(fields[7], job.priority_weight) || !(job.priority_weight > 0.0))
-      io::fail_at(
-          path, line_number,
-          "priority_weight (column 8) must be a number > 0, got '" + std::string(fields[7]) + "'");
-    if (!detail::parse_number(fields[8], job.slo))
-      io::fail_at(
-          path, line_number,
-          "SLO (column 9) must be a number (-1 = none), got '" + std::string(fields[8]) + "'");
-    if (!detail::parse_number(fields[9], job.arrival_time) || job.arrival_time < 0.0)
-      io::fail_at(
-          path, line_number,
-          "arrival_time (column 10) must be a number >= 0, got '" + std::string(fields[9]) + "'");
+    if (!detail::parse_number(fields[7], job.priority_weight) || !(job.priority_weight > 0.0) ||
+        !popalloc::detail::in_value_range(job.priority_weight))
+      io::fail_at(path, line_number,
+                  "priority_weight (column 8) must be a number " + positive + ", got '" +
+                      std::string(fields[7]) + "'");
+    if (!detail::parse_number(fields[8], job.slo) ||
+        !(job.slo == -1.0 || (job.slo > 0.0 && popalloc::detail::in_value_range(job.slo))))
+      io::fail_at(path, line_number,
+                  "SLO (column 9) must be -1 (none) or a number " + positive + ", got '" +
+                      std::string(fields[8]) + "'");
+    if (!detail::parse_number(fields[9], job.arrival_time) || !(job.arrival_time >= 0.0) ||
+        !(job.arrival_time <= max_trace_seconds))
+      io::fail_at(path, line_number,
+                  "arrival_time (column 10) must be a number of seconds in [0, 1e10], got '" +
+                      std::string(fields[9]) + "'");
     out.push_back(std::move(job));
   }
   if (out.empty()) io::fail_at(path, line_number, "the trace has no jobs");

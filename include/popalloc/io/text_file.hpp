@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief Whole-file reading, shortest round-trip number formatting, CSV fields and an early
-/// check that an output path is writable (POSIX).
+/// check that an output path can be written (POSIX).
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "popalloc/io/input_error.hpp"
+#include "popalloc/io/output_paths.hpp"
 
 namespace popalloc {
 namespace io {
@@ -21,18 +24,17 @@ namespace detail {
 
 inline std::string system_message(int error_number) { return std::strerror(error_number); }
 
-/// The directory part of `path` ("." when it has none).
-inline std::string directory_of(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 }  // namespace detail
 
-/// \brief The whole content of `path`. \throws input_error if it cannot be read.
-inline std::string read_whole_file(const std::string& path) {
+/// \brief The largest input file read_whole_file() accepts by default (4 GiB): far above any
+/// instance the programs solve in memory, and a stop for endless streams (`yes |`, a device).
+inline constexpr std::size_t default_input_limit = std::size_t{1} << 32;
+
+/// \brief The whole content of `path`. Inputs are text, so a NUL byte ends the read with an
+/// error (a binary file or /dev/zero is refused after one block instead of filling memory), and
+/// so does content beyond `max_bytes`. \throws input_error if it cannot be read.
+inline std::string read_whole_file(const std::string& path,
+                                   std::size_t max_bytes = default_input_limit) {
   std::FILE* stream = std::fopen(path.c_str(), "rb");
   if (stream == nullptr)
     throw input_error(path + ": cannot open: " + detail::system_message(errno));
@@ -42,16 +44,42 @@ inline std::string read_whole_file(const std::string& path) {
   constexpr std::size_t kBlock = std::size_t{1} << 22;
   std::size_t capacity = kBlock;
   struct stat info {};
-  if (fstat(fileno(stream), &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0)
+  if (fstat(fileno(stream), &info) == 0 && S_ISDIR(info.st_mode)) {
+    std::fclose(stream);
+    throw input_error(path + ": is a directory, expected a file");
+  }
+  if (fstat(fileno(stream), &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
+    if (static_cast<std::uintmax_t>(info.st_size) > max_bytes) {
+      std::fclose(stream);
+      throw input_error(path + ": is larger than the input limit of " + std::to_string(max_bytes) +
+                        " bytes");
+    }
     capacity = static_cast<std::size_t>(info.st_size) + 1;
+  }
   std::string content(capacity, '\0');
   std::size_t size = 0;
+  auto refuse = [&](const std::string& what) {
+    std::fclose(stream);
+    throw input_error(path + ": " + what);
+  };
   for (;;) {
-    if (size == content.size()) content.resize(2 * content.size());
+    if (size == content.size()) {
+      if (size > max_bytes)
+        refuse("is larger than the input limit of " + std::to_string(max_bytes) + " bytes");
+      content.resize(std::min(2 * content.size(), max_bytes + 1));
+    }
     const std::size_t got = std::fread(&content[size], 1, content.size() - size, stream);
+    if (std::memchr(content.data() + size, '\0', got) != nullptr) {
+      const char* at = static_cast<const char*>(std::memchr(content.data() + size, '\0', got));
+      const auto line = 1 + std::count(static_cast<const char*>(content.data()), at, '\n');
+      std::fclose(stream);
+      fail_at(path, static_cast<long>(line), "contains a NUL byte: not a text file");
+    }
     size += got;
     if (got == 0) break;
   }
+  if (size > max_bytes)
+    refuse("is larger than the input limit of " + std::to_string(max_bytes) + " bytes");
   content.resize(size);
   const bool failed = std::ferror(stream) != 0;
   const int error_number = errno;
@@ -87,18 +115,10 @@ inline void append_csv_field(std::string& out, const std::string& field) {
   out += '"';
 }
 
-/// \brief Throws input_error unless the directory `path` would be created in is writable, so a
-/// typo in an output path is reported before a long solve rather than after it.
-inline void check_output_path(const std::string& path) {
-  if (path.empty()) throw input_error("an output path is empty");
-  struct stat info {};
-  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    throw input_error(path + ": is a directory, expected a file name");
-  const std::string directory = detail::directory_of(path);
-  if (access(directory.c_str(), W_OK | X_OK) != 0)
-    throw input_error(path + ": cannot write to directory '" + directory +
-                      "': " + detail::system_message(errno));
-}
+/// \brief Throws input_error unless `path` can be written without losing data
+/// (resolve_output()), so a typo in an output path is reported before a long solve rather than
+/// after it.
+inline void check_output_path(const std::string& path) { (void)resolve_output(path); }
 
 }  // namespace io
 }  // namespace popalloc

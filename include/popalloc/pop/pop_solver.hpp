@@ -199,8 +199,10 @@ struct pop_solve_result {
   /// The coalesced allocation as a result of the ORIGINAL problem: feasible allocation, its
   /// objective sum_i f_i(t_i), a dual bound of the full problem (so relative_gap measures how far
   /// POP is from the full optimum at most), the prices attaining it, usage and throughputs.
-  /// status: converged when every part converged, otherwise the most serious part status
-  /// (numerical_error, then interrupted, stalled, a limit).
+  /// status: converged when every part converged and the merged allocation meets the tolerance
+  /// against the whole problem's dual bound; parts_converged when the parts converged but the
+  /// whole does not; otherwise the most serious part status (numerical_error, then interrupted,
+  /// stalled, a limit).
   /// iterations: the most any part used.
   solve_result result;
   std::vector<pop_part_statistics> parts;
@@ -278,6 +280,7 @@ inline solve_status worse(solve_status a, solve_status b) {
     switch (s) {
       case solve_status::converged:
         return 0;
+      case solve_status::parts_converged:
       case solve_status::iteration_limit:
       case solve_status::time_limit:
         return 1;
@@ -480,6 +483,13 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
     r.gap_scale = relative.scale;
     r.gap_scale_name = relative.scale_name;
     r.gap_measure = relative.measure;
+    // The parts met the tolerance against their own bounds; the merged allocation is only
+    // "converged" if it meets it against the whole problem's bound too.
+    const bool whole_within = std::isfinite(r.dual_bound) && std::isfinite(r.primal_objective) &&
+                              (r.duality_gap <= options.solver.absolute_gap ||
+                               r.relative_gap <= options.solver.relative_gap);
+    if (r.status == solve_status::converged && !whole_within)
+      r.status = solve_status::parts_converged;
   }
   out.timings.bound_seconds = detail::seconds_since(bound_start);
   r.timings.setup_seconds = out.timings.partition_seconds;

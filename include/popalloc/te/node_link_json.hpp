@@ -14,6 +14,7 @@
 #include "popalloc/io/json.hpp"
 #include "popalloc/io/text_file.hpp"
 #include "popalloc/te/topology.hpp"
+#include "popalloc/value_range.hpp"
 
 namespace popalloc::te {
 
@@ -98,8 +99,11 @@ inline topology parse_node_link_json(std::string_view text, const std::string& p
     if (v == index.end()) io::fail_at(path, target->line, "link target is not a listed node");
     double capacity = default_capacity;
     if (const io::json::value* c = link.find("capacity")) {
-      if (c->type != kind::number || !std::isfinite(c->number) || c->number < 0.0)
-        io::fail_at(path, c->line, "\"capacity\" must be a finite number >= 0");
+      if (c->type != kind::number || !std::isfinite(c->number) || c->number < 0.0 ||
+          !popalloc::detail::in_value_range(c->number))
+        io::fail_at(path, c->line,
+                    std::string("\"capacity\" must be a finite number >= 0 (") +
+                        popalloc::detail::value_range_text() + ")");
       capacity = c->number;
     }
     raw.push_back(arc{u->second, v->second, capacity});
