@@ -114,6 +114,10 @@ TEST_CASE("[popalloc] invalid options throw invalid_options") {
     o.warm_start_prices = Eigen::VectorXd::Ones(3);
     o.warm_start_prices[1] = -1.0;
   }
+  SUBCASE("warm-start price beyond the value range") {
+    o.warm_start_prices = Eigen::VectorXd::Ones(3);
+    o.warm_start_prices[2] = 1e308;
+  }
   CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear, o),
                   popalloc::invalid_options);
 }

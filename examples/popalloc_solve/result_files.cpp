@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include <popalloc/status.hpp>
+#include <popalloc/value_range.hpp>
 
 #include "io.hpp"
 
@@ -185,6 +186,10 @@ Eigen::VectorXd read_warm_start_prices(const std::string& path,
                   json::describe(entry.content.type));
     if (!(entry.content.number >= 0.0))
       fail_at(path, line, "price of resource '" + entry.key + "' is negative");
+    if (!popalloc::detail::in_value_range(entry.content.number))
+      fail_at(
+          path, line,
+          "price of resource '" + entry.key + "' must be " + popalloc::detail::value_range_text());
     result[static_cast<Eigen::Index>(j)] = entry.content.number;
     given_on[j] = line;
   }

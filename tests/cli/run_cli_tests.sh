@@ -412,6 +412,7 @@ bad_prices "warm start: malformed JSON" "bad.prices.json:3:" '{\n "gpu": 1,\n "c
 bad_prices "warm start: trailing comma" "bad.prices.json:3:" '{"gpu": 1,\n "cpu": 2,\n}\n'
 bad_prices "warm start: null price" "bad.prices.json:2:" '{"status": "converged", "prices": {\n"gpu": null, "cpu": 1}}\n'
 bad_prices "warm start: negative price" "bad.prices.json:1:" '{"gpu": -1, "cpu": 1}\n'
+bad_prices "warm start: price beyond the value range" "bad.prices.json:2:" '{"gpu": 1,\n "cpu": 1e308}\n'
 bad_prices "warm start: empty file" "bad.prices.json:1:" ''
 bad_prices "warm start: not an object" "bad.prices.json:1:" '[1, 2]\n'
 
