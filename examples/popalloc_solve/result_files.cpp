@@ -186,10 +186,8 @@ Eigen::VectorXd read_warm_start_prices(const std::string& path,
                   json::describe(entry.content.type));
     if (!(entry.content.number >= 0.0))
       fail_at(path, line, "price of resource '" + entry.key + "' is negative");
-    if (!popalloc::detail::in_value_range(entry.content.number))
-      fail_at(
-          path, line,
-          "price of resource '" + entry.key + "' must be " + popalloc::detail::value_range_text());
+    if (!(entry.content.number <= popalloc::value_max))
+      fail_at(path, line, "price of resource '" + entry.key + "' is above 1e60");
     result[static_cast<Eigen::Index>(j)] = entry.content.number;
     given_on[j] = line;
   }

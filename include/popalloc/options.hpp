@@ -87,11 +87,11 @@ struct solver_options {
     if (callback_every < 1) throw invalid_options("callback_every must be >= 1");
     for (Eigen::Index j = 0; j < warm_start_prices.size(); ++j) {
       const double p = warm_start_prices[j];
-      // Beyond the data's range a price overflows the per-job costs (1e308 left the solve
-      // stalled at a wrong objective).
-      if (!detail::in_value_range(p) || p < 0.0)
-        throw invalid_options("warm_start_prices[" + std::to_string(j) + "] must be >= 0 and " +
-                              detail::value_range_text());
+      // Above the data's range a price overflows the per-job costs (1e308 left the solve
+      // stalled at a wrong objective); tiny prices are harmless (a bisection's warm starts).
+      if (!std::isfinite(p) || p < 0.0 || p > value_max)
+        throw invalid_options("warm_start_prices[" + std::to_string(j) +
+                              "] must be finite, >= 0 and at most 1e60");
     }
   }
 };
