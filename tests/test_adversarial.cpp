@@ -4,6 +4,7 @@
 /// unreachable targets, identical jobs. Each must converge with a feasible allocation and a
 /// finite certificate (or report why not).
 #include <cmath>
+#include <string>
 #include <type_traits>
 
 #include <doctest/doctest.h>
@@ -19,7 +20,8 @@ void expect_certified(const popalloc::dense_problem<double>& p, const Utility& u
   popalloc::solver_options o;
   o.relative_gap = 1e-4;
   const auto r = popalloc::solve<popalloc_test::test_backend>(p, u, o);
-  CAPTURE(popalloc::to_string(r.status));
+  const std::string status = popalloc::to_string(r.status);
+  CAPTURE(status);
   CHECK(r.status == popalloc::solve_status::converged);
   CHECK(std::isfinite(r.primal_objective));
   CHECK(std::isfinite(r.dual_bound));
@@ -157,7 +159,8 @@ TEST_CASE("[popalloc] log utility near its domain edge: throughputs of order 1e-
   }
   popalloc::solver_options o;
   const auto r = popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}, o);
-  CAPTURE(popalloc::to_string(r.status));
+  const std::string status = popalloc::to_string(r.status);
+  CAPTURE(status);
   CHECK((r.status == popalloc::solve_status::converged ||
          r.status == popalloc::solve_status::numerical_error));
   if (r.status == popalloc::solve_status::converged) CHECK(r.dual_bound >= r.primal_objective);

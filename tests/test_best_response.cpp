@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief The hull walk against brute force over all pairs of options (resalloc's method), and
-/// the exact dual terms the regularised pass takes from its response against the hull walk.
+/// \brief The hull walk against brute force over all pairs of options (resalloc's method), the
+/// exact dual terms the regularised pass takes from its response against the hull walk, and the
+/// closed-form saturated response against the piece search.
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include <popalloc/detail/best_response.hpp>
 #include <popalloc/detail/dense_view.hpp>
 #include <popalloc/detail/engine.hpp>
+#include <popalloc/detail/regularized_response.hpp>
 #include <popalloc/utility.hpp>
 
 #include "support/instances.hpp"
@@ -189,8 +192,13 @@ void compare_exact_terms(const Utility& u) {
     std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
     for (const double level : {1e-1, 1e-3, 1e-6}) {
       for (int k = 0; k < 40; ++k) {
+        // Low prices, some exactly 0, every fourth time: jobs then saturate on many options.
+        const double price_scale = k % 4 == 3 ? 0.02 : 2.5;
         Eigen::VectorXd prices(m);
-        for (int j = 0; j < m; ++j) prices[j] = popalloc_test::uniform(rng, 0.0, 2.5) * (j + 1);
+        for (int j = 0; j < m; ++j) {
+          prices[j] = popalloc_test::uniform(rng, 0.0, price_scale) * (j + 1);
+          if (k % 4 == 3 && rng() % 3 == 0) prices[j] = 0.0;
+        }
         popalloc::detail::evaluation from_response, from_hull;
         smoothed.evaluate(prices, level, true, from_response);
         exact.evaluate(prices, 0.0, false, from_hull);
@@ -207,4 +215,104 @@ TEST_CASE("[popalloc] the regularised pass's exact dual terms equal the hull wal
   SUBCASE("linear") { compare_exact_terms(popalloc::utility::linear{}); }
   SUBCASE("target priority") { compare_exact_terms(popalloc::utility::target_priority{}); }
   SUBCASE("linear with floor") { compare_exact_terms(popalloc::utility::linear_with_floor{1.5}); }
+}
+
+namespace {
+
+/// t(nu) of the regularised response at state s: sum_o a_o x_o.
+double throughput_at(const popalloc::detail::local_options& job, double kappa,
+                     const popalloc::detail::regularized_state& s) {
+  double t = 0.0;
+  for (int o = 0; o < job.n; ++o)
+    t += job.a[o] * popalloc::detail::regularized_fraction(job, o, kappa, s);
+  return t;
+}
+
+popalloc::detail::local_options make_job(std::initializer_list<double> a,
+                                         std::initializer_list<double> k) {
+  popalloc::detail::local_options job;
+  for (const double v : a) job.a[job.n++] = v;
+  int o = 0;
+  for (const double v : k) job.k[o++] = v;
+  return job;
+}
+
+}  // namespace
+
+TEST_CASE("[popalloc] closed-form saturation with the time constraint slack, hand cases") {
+  using popalloc::detail::slack_saturation;
+  popalloc::detail::regularized_state s;
+  std::int32_t best = -1;
+  SUBCASE("one option: x = T / a") {
+    const auto job = make_job({2.0}, {1.0});  // (2 nu - 1) / 0.5 = 0.5 at nu = 0.625
+    REQUIRE(slack_saturation(job, 0.5, 1.0, 1.0, 0.0, s, best));
+    CHECK(s.nu == doctest::Approx(0.625).epsilon(1e-15));
+    CHECK(s.saturated);
+    CHECK(s.lambda == 0.0);
+    CHECK(best == 0);
+  }
+  SUBCASE("two free options share the target in proportion to their throughputs") {
+    const auto job = make_job({1.0, 2.0}, {0.0, 0.0});  // nu = kappa T / (1 + 4)
+    REQUIRE(slack_saturation(job, 1.0, 1.0, 1.0, 0.0, s, best));
+    CHECK(s.nu == doctest::Approx(0.2).epsilon(1e-15));
+    CHECK(throughput_at(job, 1.0, s) == doctest::Approx(1.0).epsilon(1e-15));
+    CHECK(best == 1);
+  }
+  SUBCASE("an option that profits at w drops out at the root") {
+    // Both profit at w = 1; on both nu = (1 + 0.5) / 5 = 0.3, where option 0 (cost 0.5) does
+    // not; on option 1 alone nu = 1 / 4 = 0.25, x = (0, 0.5).
+    const auto job = make_job({1.0, 2.0}, {0.5, 0.0});
+    REQUIRE(slack_saturation(job, 1.0, 1.0, 1.0, 0.0, s, best));
+    CHECK(s.nu == doctest::Approx(0.25).epsilon(1e-15));
+    CHECK(popalloc::detail::regularized_fraction(job, 0, 1.0, s) == 0.0);
+    CHECK(popalloc::detail::regularized_fraction(job, 1, 1.0, s) ==
+          doctest::Approx(0.5).epsilon(1e-15));
+  }
+  SUBCASE("declines: the time constraint binds, the root is above w, nothing profits") {
+    CHECK_FALSE(slack_saturation(make_job({1.0}, {0.0}), 1.0, 5.0, 2.0, 0.0, s, best));  // x = 2
+    CHECK_FALSE(slack_saturation(make_job({1.0}, {0.0}), 1.0, 0.5, 0.9, 0.0, s, best));  // nu 0.9
+    CHECK_FALSE(slack_saturation(make_job({1.0}, {2.0}), 1.0, 1.0, 0.1, 0.0, s, best));
+    CHECK_FALSE(slack_saturation(make_job({1.0}, {0.0}), 1.0, 1.0, 0.1, 0.2, s, best));  // < w'
+  }
+}
+
+TEST_CASE("[popalloc] closed-form saturation equals the piece search on random jobs") {
+  std::mt19937_64 rng(7);
+  int closed_form = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    popalloc::detail::local_options job;
+    job.n = 1 + static_cast<int>(rng() % 12);
+    const double price_scale = trial % 3 == 0 ? 1.0 : 0.02;
+    for (int o = 0; o < job.n; ++o) {
+      job.a[o] = rng() % 7 == 0 ? 0.0 : popalloc_test::uniform(rng, 0.05, 2.0);
+      job.k[o] = rng() % 4 == 0 ? 0.0 : popalloc_test::uniform(rng, 0.0, price_scale);
+    }
+    const double kappa = std::pow(10.0, -popalloc_test::uniform(rng, 0.0, 8.0));
+    const double w = 1.0 + static_cast<double>(rng() % 3);
+    const double w_beyond = trial % 5 == 0 ? 0.25 * w : 0.0;
+    const double saturation = popalloc_test::uniform(rng, 0.01, 1.5);
+    const auto searched =
+        popalloc::detail::regularized_response(job, kappa, w, saturation, 0.0, w_beyond, false);
+    popalloc::detail::regularized_state s;
+    std::int32_t best = -1;
+    CAPTURE(trial);
+    if (!popalloc::detail::slack_saturation(job, kappa, w, saturation, w_beyond, s, best)) {
+      // Declined only where the answer is something else.
+      CHECK((!searched.saturated || searched.lambda > 0.0 || searched.beyond));
+      continue;
+    }
+    ++closed_form;
+    REQUIRE(searched.saturated);
+    CHECK(searched.lambda == 0.0);
+    CHECK(s.nu == doctest::Approx(searched.nu).epsilon(1e-9));
+    // It lands on the target to within the rounding of x_o = (nu a_o - k_o) / kappa, whose
+    // terms are of size (nu a_o + k_o) / kappa.
+    double term_size = 0.0;
+    for (int o = 0; o < job.n; ++o) term_size += job.a[o] * (s.nu * job.a[o] + job.k[o]) / kappa;
+    CHECK(std::abs(throughput_at(job, kappa, s) - saturation) <= 1e-14 * (term_size + saturation));
+    const auto first =
+        popalloc::detail::regularized_response(job, kappa, w, saturation, 0.0, w_beyond, true);
+    CHECK(first.nu == s.nu);
+  }
+  CHECK(closed_form > 5000);  // the case is common, not a corner
 }

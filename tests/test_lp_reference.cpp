@@ -2,6 +2,8 @@
 /// \file
 /// \brief Against an exact LP (COIN-OR CLP): strong duality of the oracle, validity of the
 /// certificate, and the optimum for LP-type utilities.
+#include <string>
+
 #include <doctest/doctest.h>
 
 #include <popalloc/popalloc.hpp>
@@ -101,7 +103,8 @@ TEST_CASE("[popalloc] LP-type utilities reach the exact LP optimum to 1e-6") {
         auto check = [&](const auto& u, popalloc_test::lp_utility kind) {
           const auto lp = exact(p, kind);
           const auto r = popalloc::solve<popalloc_test::test_backend>(p, u, o);
-          CAPTURE(popalloc::to_string(r.status));
+          const std::string status = popalloc::to_string(r.status);
+          CAPTURE(status);
           CHECK(r.primal_objective ==
                 doctest::Approx(lp.objective).epsilon(1e-6).scale(std::max(1.0, 1e-3 * n)));
           CHECK(r.dual_bound >= lp.objective - 1e-9 * std::max(1.0, std::abs(lp.objective)));

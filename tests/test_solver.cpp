@@ -3,6 +3,7 @@
 /// \brief Solver behaviour: hand-solved cases, certificates, statuses, threads, warm start.
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include <doctest/doctest.h>
 
@@ -109,7 +110,8 @@ TEST_CASE("[popalloc] certificate and allocation are consistent for every utilit
   // target-priority.
   auto check = [&](const auto& u, double anchor = 0.0) {
     const auto r = popalloc::solve<popalloc_test::test_backend>(p, u, o);
-    CAPTURE(popalloc::to_string(r.status));
+    const std::string status = popalloc::to_string(r.status);
+    CAPTURE(status);
     CHECK(r.relative_gap ==
           doctest::Approx(r.duality_gap / std::max({std::abs(r.dual_bound),
                                                     std::abs(r.primal_objective), anchor})));

@@ -164,7 +164,7 @@ class engine {
     }
     kept_factors_ = Eigen::VectorXd::Ones(m_);
     exec_.fill(n, 0.0, slope_memory_);
-    if constexpr (Utility::piecewise_linear) exec_.fill(n, std::int32_t{-1}, option_memory_);
+    if constexpr (Utility::piecewise_linear) exec_.fill(n, std::int32_t{1}, slack_memory_);
     {
       exec_.allocate(n, kappa_scale_);
       smoothing_scale_pass<view_type, Utility> pass{storage_.view, utility_,
@@ -205,7 +205,7 @@ class engine {
     pass.exact_dual = exact_dual;
     pass.state = pointers(s);
     pass.slope_memory = Executor::data(slope_memory_);
-    if constexpr (Utility::piecewise_linear) pass.option_memory = Executor::data(option_memory_);
+    if constexpr (Utility::piecewise_linear) pass.slack_memory = Executor::data(slack_memory_);
     pass.fold_repair = fold_repair;
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
@@ -480,7 +480,7 @@ class engine {
   int scratch_ = 0;
   Eigen::VectorXd kept_factors_;
   typename Executor::template vector<double> kappa_scale_, factors_, slope_memory_;
-  typename Executor::template vector<std::int32_t> option_memory_;  ///< see evaluate_pass
+  typename Executor::template vector<std::int32_t> slack_memory_;  ///< see evaluate_pass
   std::vector<double> sums_;
   double idle_utility_ = 0.0;
   double elasticity_ = 0.0;

@@ -142,10 +142,20 @@ POPALLOC_HD inline void add_outer(const View& view, std::int64_t i, std::int32_t
   }
 }
 
+/// row -= s * v over m entries, in blocks of four that compile to vector code without the
+/// run-time alias and trip-count checks a plain loop of unknown length gets.
+POPALLOC_HD inline void subtract_multiple(double* row, double s, const double* v, std::int32_t m) {
+  std::int32_t c = 0;
+  for (; c + 4 <= m; c += 4)
+    for (std::int32_t k = 0; k < 4; ++k) row[c + k] -= s * v[c + k];
+  for (; c < m; ++c) row[c] -= s * v[c];
+}
+
 /// H += C^T W C over a job's active options, W_pq = [p == q] diagonal - alpha_p - beta_p b_q: the
 /// shape of every Hessian term of a regularised response (a projector plus a low-rank part).
 /// Options that consume one resource each (dense problems) take a loop of two multiply-adds per
-/// pair; options with several consumptions go through add_outer.
+/// pair, or whole rows when many options are active; options with several consumptions go
+/// through add_outer.
 template <class View>
 POPALLOC_HD inline void add_structured_outer(const View& view, std::int64_t i,
                                              const std::int32_t* active, std::int32_t n,
@@ -179,6 +189,32 @@ POPALLOC_HD inline void add_structured_outer(const View& view, std::int64_t i,
       }
     return;
   }
+#ifndef __CUDA_ARCH__
+  if (m <= capacity && 2 * n >= m) {
+    // Many active options of few resources (every option of a saturated job at low prices):
+    // whole rows over zero-filled vectors, which the compiler vectorises, instead of n^2
+    // scattered updates.
+    double dense_amount[capacity] = {}, dense_amount_b[capacity] = {};
+    for (std::int32_t p = 0; p < n; ++p) {
+      dense_amount[resource[p]] += amount[p];
+      dense_amount_b[resource[p]] += amount_b[p];
+    }
+    bool rank_one = true;  // saturated with the time constraint slack: alpha = 0
+    for (std::int32_t p = 0; p < n; ++p) rank_one &= alpha[p] == 0.0;
+    for (std::int32_t p = 0; p < n; ++p) {
+      double* row = h + static_cast<std::int64_t>(resource[p]) * m;
+      const double alpha_p = alpha[p] * amount[p], beta_p = beta[p] * amount[p];
+      row[resource[p]] += diagonal * amount[p] * amount[p];
+      if (rank_one) {
+        subtract_multiple(row, beta_p, dense_amount_b, m);
+      } else {
+        for (std::int32_t c = 0; c < m; ++c)
+          row[c] -= alpha_p * dense_amount[c] + beta_p * dense_amount_b[c];
+      }
+    }
+    return;
+  }
+#endif
   for (std::int32_t p = 0; p < n; ++p) {
     double* row = h + static_cast<std::int64_t>(resource[p]) * m;
     const double alpha_p = alpha[p] * amount[p], beta_p = beta[p] * amount[p];
@@ -231,13 +267,13 @@ struct evaluate_pass {
   bool exact_dual = true;  ///< also accumulate the exact dual terms
   state_pointers state;
   double* slope_memory = nullptr;  ///< per job: last regularised slope (a warm start), or null
-  /// Per job (piecewise-linear utilities), or null: the option a job was saturated on alone at
-  /// the previous evaluation, else -1. If it still is, its slope now follows from that option's
-  /// new cost in closed form, t = a (nu a - c) / kappa = T, and the search starts on the right
-  /// piece; the previous slope starts it on the old piece whenever that option's price moved,
-  /// and a third of the jobs then walked to the next piece (1e4 x 8 target priority: 10% of
-  /// the solve).
-  std::int32_t* option_memory = nullptr;
+  /// Per job (piecewise-linear utilities), or null: 1 when the job was saturated with its time
+  /// constraint slack at the previous evaluation or has no history, else 0. Such a job tries the
+  /// closed-form slack_saturation first, which needs no starting slope: when the prices or the
+  /// level moved, a search from the previous slope walked several pieces (7 projections per job
+  /// on the first evaluation when every target is reachable), and a job saturated on one
+  /// option is the one-option case of the same formula.
+  std::int32_t* slack_memory = nullptr;
   bool fold_repair = false;  ///< accumulate value[m] and quad[m] (see above)
 
   POPALLOC_HD std::int32_t fold_offset() const { return m + (hessian ? m * m : 0); }
@@ -316,25 +352,31 @@ struct evaluate_pass {
   }
 
   /// The exact (unregularised) dual term of a piecewise-linear job whose regularised response
-  /// is saturated on the one option o (t = T < a_o, time constraint slack), or HUGE_VAL when
-  /// this closed form does not apply and the hull walk must give it. The term is the minimum
-  /// over nu in [w', w] of f(0) + (w - nu) T + max(0, max_q nu a_q - c_q) (regularized_state);
-  /// at nu = c_o / a_o it is f(0) + (w - nu) T when no option profits there, and that nu is then
-  /// the minimiser: the slope is -T below it and at least a_o - T > 0 above it. No option
-  /// profits there because none does at the response's slope, which is above c_o / a_o (o has a
-  /// positive fraction); the scan only guards that against rounding. Saturated jobs are a third
-  /// of all jobs near an oversubscribed optimum and each used to walk its hull.
+  /// is saturated, or HUGE_VAL when this closed form does not apply and the hull walk must give
+  /// it. The term is the minimum over nu in [w', w] of the convex function f(0) + (w - nu) T +
+  /// max(0, max_q nu a_q - c_q) (regularized_state). Below the smallest break-even slope
+  /// nu0 = min_q c_q / a_q no option profits and the function falls with slope -T; just above it
+  /// it rises with slope a_o - T, o the option breaking even there with the largest a_o. When
+  /// that is >= 0 and nu0 lies in [w', w], nu0 is the minimiser and the term is
+  /// f(0) + (w - nu0) T: one scan instead of a hull walk, and the case of most saturated jobs
+  /// (a third of all jobs near an oversubscribed optimum, nearly all when every target is
+  /// reachable).
   template <class Job>
-  POPALLOC_HD double saturated_dual_term(const Job& options, const job_parameters& job,
-                                         std::int32_t o, double w, double w_beyond,
-                                         double saturation) const {
-    const double a = options.value(o);
-    if (!(a > saturation)) return HUGE_VAL;
-    const double nu = options.cost(o) / a;
-    if (!(nu >= w_beyond && nu <= w)) return HUGE_VAL;
+  POPALLOC_HD double saturated_dual_term(const Job& options, const job_parameters& job, double w,
+                                         double w_beyond, double saturation) const {
+    // The break-even slope as a fraction cost / value, compared by cross-multiplication.
+    double best_cost = 1.0, best_value = 0.0;
     const std::int32_t count = options.count();
-    for (std::int32_t q = 0; q < count; ++q)
-      if (q != o && nu * options.value(q) - options.cost(q) > 0.0) return HUGE_VAL;
+    for (std::int32_t q = 0; q < count; ++q) {
+      const double a = options.value(q);
+      if (!(a > 0.0)) continue;
+      const double c = options.cost(q);
+      const double lhs = c * best_value, rhs = best_cost * a;
+      if (lhs < rhs || (lhs == rhs && a > best_value)) best_cost = c, best_value = a;
+    }
+    if (!(best_value >= saturation && best_value > 0.0)) return HUGE_VAL;
+    const double nu = best_cost / best_value;
+    if (!(nu >= w_beyond && nu <= w)) return HUGE_VAL;
     return utility.value(0.0, job) + (w - nu) * saturation;
   }
 
@@ -344,7 +386,7 @@ struct evaluate_pass {
                                double* partial, double& u_exact, double& u_smooth, double& e_smooth,
                                double& exact_excess) const {
     if (slope_memory != nullptr) slope_memory[i] = 0.0;
-    if (option_memory != nullptr) option_memory[i] = -1;
+    if (slack_memory != nullptr) slack_memory[i] = 0;
     state.left[i] = regularized_marker;
     state.right[i] = state_idle;
     state.theta[i] = 0.0;
@@ -374,16 +416,8 @@ struct evaluate_pass {
       saturation = utility.saturation(job);
       w_beyond = saturation < HUGE_VAL ? utility.marginal(saturation, job) : 0.0;
       if (!(w_beyond < w)) saturation = HUGE_VAL, w_beyond = 0.0;  // one slope after all
-      double guess = previous;
-      if (option_memory != nullptr && option_memory[i] >= 0) {
-        const std::int32_t o = option_memory[i];
-        const double a = options.value(o);
-        if (a > saturation) {
-          const double predicted = (kappa * saturation / a + options.cost(o)) / a;
-          if (predicted > w_beyond && predicted < w) guess = predicted;
-        }
-      }
-      r = regularized_response(options, kappa, w, saturation, guess, w_beyond);
+      const bool slack_first = slack_memory == nullptr || slack_memory[i] != 0;
+      r = regularized_response(options, kappa, w, saturation, previous, w_beyond, slack_first);
       if (r.unsaturated_best >= 0) {
         const double a = options.value(r.unsaturated_best);
         const double k = options.cost(r.unsaturated_best);
@@ -448,12 +482,9 @@ struct evaluate_pass {
       }
     }
     if constexpr (Utility::piecewise_linear) {
-      // Saturated on one option with time to spare: the dual term in closed form, and the
-      // option the next evaluation's search predicts the slope from.
-      const std::int32_t sole = r.saturated && n_active == 1 && !(r.lambda > 0.0) ? active[0] : -1;
-      if (sole >= 0 && exact_dual && r.unsaturated_best < 0)
-        exact_excess = saturated_dual_term(options, job, sole, w, w_beyond, saturation);
-      if (option_memory != nullptr) option_memory[i] = sole;
+      if (r.saturated && exact_dual && r.unsaturated_best < 0)
+        exact_excess = saturated_dual_term(options, job, w, w_beyond, saturation);
+      if (slack_memory != nullptr) slack_memory[i] = r.saturated && !(r.lambda > 0.0) ? 1 : 0;
     }
     u_exact = utility.value(tau, job);
     if (overflow) {

@@ -334,13 +334,66 @@ POPALLOC_HD inline double step_past(const response_piece& piece, bool up, double
   return next;
 }
 
+/// The saturated response when the time constraint is slack at the saturating slope, in closed
+/// form. With x_o = max(0, (nu a_o - k_o) / kappa), t(nu) = sum_S a_o (nu a_o - k_o) / kappa is
+/// linear in nu for a fixed active set S, so t = T gives nu = (kappa T + sum_S a_o k_o) /
+/// sum_S a_o^2. Each round takes S as the options active at the previous slope, starting from
+/// those that profit at w: while S contains the root's active set, the options outside it only
+/// lower the sum, so the new slope lies at or above the root and its active set is again a
+/// superset (Michelot's argument for the simplex). The slopes decrease until the set repeats,
+/// which it does after at most |S| + 1 rounds, at the root. When the time used there exceeds 1,
+/// the root is not in (w', w), or nothing profits, this returns false and the piece search
+/// decides. `best_at_w` gets an option maximising w a_o - k_o (see
+/// regularized_state::unsaturated_best).
+template <class Job>
+POPALLOC_HD inline bool slack_saturation(const Job& job, double kappa, double w, double saturation,
+                                         double w_beyond, regularized_state& out,
+                                         std::int32_t& best_at_w) {
+  const std::int32_t count = job.count();
+  const double inv_kappa = 1.0 / kappa;
+  double nu = w, largest = -HUGE_VAL;
+  best_at_w = -1;
+  for (std::int32_t round = 0; round <= count + 1; ++round) {
+    double sum_a2 = 0.0, sum_ak = 0.0, time = 0.0, tau = 0.0;
+    for (std::int32_t o = 0; o < count; ++o) {
+      const double a = job.value(o), k = job.cost(o);
+      const double gain = nu * a - k;
+      if (round == 0 && gain > largest) largest = gain, best_at_w = o;
+      if (gain > 0.0) {
+        const double x = gain * inv_kappa;  // as regularized_fraction computes it
+        sum_a2 += a * a;
+        sum_ak += a * k;
+        time += x;
+        tau += a * x;
+      }
+    }
+    if (!(sum_a2 > 0.0)) return false;
+    const double next = (kappa * saturation + sum_ak) / sum_a2;
+    if (next == nu) {
+      if (!(nu > w_beyond) || !(time <= 1.0)) return false;
+      out = regularized_state{};
+      // The formula's rounding, amplified by the cancellation in nu a - k when kappa is small,
+      // leaves t a little off T; one Newton step on the linear piece takes it back.
+      out.nu = nu + (saturation - tau) / (sum_a2 * inv_kappa);
+      out.saturated = true;
+      return true;
+    }
+    if (!(next < w)) return false;
+    nu = next;
+  }
+  return false;
+}
+
 /// Solves the regularised best response for slope w up to the saturation throughput
 /// `saturation` and slope `w_beyond` in [0, w) above it. `nu_guess`: the slope the job had in the
-/// previous evaluation when it was saturated or beyond (0: neither).
+/// previous evaluation when it was saturated or beyond (0: neither). `slack_first`: try
+/// slack_saturation before the piece search (the job was saturated with time to spare at the
+/// previous evaluation, or has no history).
 template <class Job>
 POPALLOC_HD inline regularized_state regularized_response(const Job& job, double kappa, double w,
                                                           double saturation, double nu_guess = 0.0,
-                                                          double w_beyond = 0.0) {
+                                                          double w_beyond = 0.0,
+                                                          bool slack_first = false) {
   double lo = w_beyond, hi = w;  // bracket of the saturating slope: t(lo) <= T < t(hi)
   const bool two_slopes = w_beyond > 0.0;
   response_piece piece;
@@ -354,6 +407,15 @@ POPALLOC_HD inline regularized_state regularized_response(const Job& job, double
     s.unsaturated_best = exact_best;
     return s;
   };
+  if (slack_first && saturation < HUGE_VAL) {
+    regularized_state s;
+    std::int32_t o = -1;
+    if (slack_saturation(job, kappa, w, saturation, w_beyond, s, o)) {
+      if (o >= 0 && (job.value(o) <= saturation || !(w * job.value(o) - job.cost(o) > 0.0)))
+        s.unsaturated_best = o;
+      return s;
+    }
+  }
   // With two slopes t(w') may already reach T: the job then stays at slope w' (`beyond`).
   // Otherwise t(w') < T becomes the lower end of the bracket.
   auto beyond_at = [&](const response_piece& at_beyond) {
