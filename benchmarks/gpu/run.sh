@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Device check of the Thrust CUDA backend (issue 5): builds popalloc_gpu_check with nvcc for the
+# Device check of the Thrust CUDA backend: builds popalloc_gpu_check with nvcc for the
 # local GPU (sm_90 unless CUDA_ARCH says otherwise), checks results against the CPU backend on
 # fresh random instances and prints a timing table for n in {1e5 .. MAX_N} x m = 8.
 #   bash benchmarks/gpu/run.sh [MAX_N]        (default 1e8; about 10 minutes on an H200)

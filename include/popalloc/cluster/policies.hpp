@@ -3,7 +3,7 @@
 /// \brief Gavel's heterogeneity-aware scheduling policies on popalloc's price-discovery core,
 /// with POP: `allocate(jobs, cluster, options)`.
 ///
-/// STABLE (used by the round-based simulator, issue 8): allocate(), policy_kind and its names,
+/// STABLE (used by the round-based simulator): allocate(), policy_kind and its names,
 /// policy_options, cluster_allocation and the job / gpu_cluster / throughput_table / trace /
 /// generator headers. Fields may be added; existing ones keep their meaning. The detail::
 /// functions and instance / level_bisection internals may change.

@@ -64,6 +64,18 @@ inline policy_kind parse_policy(std::string_view name) {
                         "min-makespan, finish-time-fairness, isolated, fifo)");
 }
 
+/// \brief Which co-located pairs a packed (space-sharing) policy is offered
+/// (allocate_packed()).
+struct pairing_options {
+  /// A pair (a, b) is offered on GPU type w only if T^pair_a / T_aw + T^pair_b / T_bw (its
+  /// normalised combined throughput) is at least this. Below 1 a pair is dominated by running
+  /// the two jobs alone one after the other on the same GPU (same GPU time, less of each job's
+  /// time, at least the same throughput for both), so 1 loses nothing; Gavel's packed FIFO
+  /// uses 1.5.
+  double min_combined_throughput = 1.0;
+  bool enabled = true;  ///< false: singles only (the packed policy is then the unpacked one)
+};
+
 /// \brief What allocate() should compute.
 struct policy_options {
   policy_kind policy = policy_kind::max_min_fairness;
@@ -102,6 +114,16 @@ struct policy_options {
   std::uint64_t pop_seed = 0;
   pop::partition_strategy pop_strategy = pop::partition_strategy::uniform_random;
   std::uint64_t fifo_seed = 0;  ///< agnostic FIFO picks a random feasible type
+  /// Space sharing only (allocate_packed()): which pairs are offered.
+  pairing_options pairing;
+};
+
+/// \brief Time two jobs (rows of the input, first < second) share s GPUs of one type.
+struct pair_share {
+  std::int64_t first = 0, second = 0;
+  int gpu = 0;
+  double fraction = 0.0;  ///< of wall-clock time, counted in both jobs' time
+  double first_throughput = 0.0, second_throughput = 0.0;  ///< steps/s of each while sharing
 };
 
 /// \brief Result of allocate(): per job (in input order) the time fraction on every GPU type.
@@ -136,6 +158,11 @@ struct cluster_allocation {
   double slo_worst_shortfall = std::numeric_limits<double>::quiet_NaN();
   double seconds = 0.0;    ///< wall time of allocate()
   Eigen::VectorXd prices;  ///< last core-solver prices per GPU type (for warm starts)
+  /// Space sharing (allocate_packed()): `fraction` holds the jobs' time alone and `pairs` the
+  /// time shared; job i's time is its row sum plus its pairs' fractions, and
+  /// effective_throughput includes the pairs. Empty for the unpacked policies.
+  std::vector<pair_share> pairs;
+  bool space_sharing = false;
   // POP accounting (pop_parts > 1): per-part wall times.
   int pop_parts = 1;
   double pop_parts_seconds_max = 0.0;

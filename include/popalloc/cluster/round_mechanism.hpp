@@ -14,9 +14,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -73,9 +75,13 @@ class worker_layout {
   std::vector<int> first_;
 };
 
-/// \brief What the mechanism needs to know about one job for one round.
+/// \brief What the mechanism needs to know about one job, or one pair of jobs sharing GPUs
+/// (space sharing), for one round.
 struct round_job {
-  std::int64_t id = 0;                ///< caller's stable job id (placements are reported by id)
+  std::int64_t id = 0;  ///< caller's stable job id (placements are reported by id)
+  /// A pair entry: the ids of the two jobs that share its GPUs (neither may run elsewhere in the
+  /// same round); -1 for a single job. `throughput` is then > 0 where both can run.
+  std::int64_t first = -1, second = -1;
   int scale_factor = 1;               ///< GPUs the job needs at once, all of one type
   std::vector<double> allocation;     ///< X_jw, fraction of time on type w (one per type)
   std::vector<double> throughput;     ///< steps/s on type w; 0 = cannot run there
@@ -221,7 +227,12 @@ inline round_plan plan_round(const std::vector<round_job>& jobs,
   for (std::size_t w = 0; w < types; ++w) plan.free_gpus[w] = layout.gpus(static_cast<int>(w));
 
   // ---- Selection: per type, greedy by (priority, deficit, allocation), descending. ----
-  std::vector<char> scheduled(jobs.size(), 0);
+  // A job is taken once per round, alone or in one pair: tracked by job id.
+  std::unordered_set<std::int64_t> busy;
+  auto is_busy = [&](std::int64_t id) { return busy.count(id) != 0; };
+  auto taken = [&](const round_job& job) {
+    return job.first < 0 ? is_busy(job.id) : is_busy(job.first) || is_busy(job.second);
+  };
   std::vector<std::vector<std::size_t>> chosen(types);  // job indices taken on each type
   struct entry {
     double priority, deficit, allocation;
@@ -247,9 +258,14 @@ inline round_plan plan_round(const std::vector<round_job>& jobs,
     });
     for (const entry& e : entries) {
       const round_job& job = jobs[e.job];
-      if (scheduled[e.job] || !(job.throughput[w] > 0.0) || job.scale_factor > plan.free_gpus[w])
+      if (!(job.throughput[w] > 0.0) || job.scale_factor > plan.free_gpus[w] || taken(job))
         continue;
-      scheduled[e.job] = 1;
+      if (job.first < 0) {
+        busy.insert(job.id);
+      } else {
+        busy.insert(job.first);
+        busy.insert(job.second);
+      }
       plan.free_gpus[w] -= job.scale_factor;
       chosen[w].push_back(e.job);
     }
@@ -300,6 +316,13 @@ inline round_plan plan_round(const std::vector<round_job>& jobs,
   return plan;
 }
 
+/// \brief A pair of jobs the allocation wants to share GPUs (space sharing).
+struct pair_request {
+  std::int64_t first = 0, second = 0;  ///< ids of two jobs already added, first != second
+  std::vector<double> allocation;      ///< X per type: fraction of time the pair shares type w
+  std::vector<double> throughput;      ///< > 0 where both jobs can run while sharing
+};
+
 /// \brief The mechanism's state across rounds: per-job time accounting since the last reset,
 /// deficits, the current allocation and last round's placement. Gavel's rules:
 /// - a job enters with time_received = tau/2 on every type (a prior that keeps f > 0);
@@ -343,8 +366,108 @@ class round_mechanism {
     jobs_.push_back(std::move(job));
   }
 
-  /// \brief Removes a job (finished or dropped). \throws invalid_problem if unknown.
+  /// \brief Removes a job (finished or dropped), and the pairs it was in. \throws
+  /// invalid_problem if unknown.
   void remove_job(std::int64_t id) {
+    index_of(id);
+    std::vector<std::int64_t> pairs;
+    for (const round_job& job : jobs_)
+      if (job.first == id || job.second == id) pairs.push_back(job.id);
+    for (const std::int64_t pair : pairs) remove_entry(pair);
+    remove_entry(id);
+  }
+
+  /// \brief Installs a new allocation at time `now` (a reset). `allocation(id)` returns X_j
+  /// (one fraction per type) for every current job.
+  template <class AllocationOf>
+  void reset(double now, AllocationOf&& allocation) {
+    reset(now, std::forward<AllocationOf>(allocation), std::vector<pair_request>{});
+  }
+
+  /// \brief A reset with space sharing: as reset(now, allocation), and the pairs become entries
+  /// of their own (priorities, time accounting and deficits per pair, as Gavel keys them by
+  /// the job pair). A pair already present keeps its deficit; pairs not requested are dropped.
+  /// Placements of a pair are reported under its entry id (negative; job(id).first/second
+  /// name the jobs). \throws invalid_problem for unknown jobs, a job paired with itself,
+  /// different scale factors, bad sizes or non-finite values.
+  template <class AllocationOf>
+  void reset(double now, AllocationOf&& allocation, const std::vector<pair_request>& pairs) {
+    const double elapsed = has_reset_ ? now - last_reset_ : 0.0;
+    const auto types = worker_time_.size();
+    for (round_job& job : jobs_)
+      for (std::size_t w = 0; w < types; ++w)
+        job.deficit[w] += job.allocation[w] * elapsed - (job.time_received[w] - round_seconds_ / 2);
+    std::vector<std::int64_t> wanted;
+    for (const pair_request& p : pairs) wanted.push_back(install_pair(p));
+    std::vector<std::int64_t> stale;
+    for (const round_job& job : jobs_)
+      if (job.first >= 0 && std::find(wanted.begin(), wanted.end(), job.id) == wanted.end())
+        stale.push_back(job.id);
+    for (const std::int64_t id : stale) remove_entry(id);
+    for (round_job& job : jobs_) {
+      if (job.first < 0) {
+        std::vector<double> x = allocation(job.id);
+        set_allocation(job, x);
+      }
+      std::fill(job.time_received.begin(), job.time_received.end(), round_seconds_ / 2);
+    }
+    for (std::size_t w = 0; w < types; ++w)
+      worker_time_[w] = static_cast<double>(jobs_.size()) * round_seconds_ / 2;
+    last_reset_ = now;
+    has_reset_ = true;
+  }
+
+ private:
+  void set_allocation(round_job& job, const std::vector<double>& x) {
+    if (x.size() != worker_time_.size())
+      throw invalid_problem("round_mechanism::reset: job " + std::to_string(job.id) +
+                            ": allocation needs one entry per GPU type");
+    for (std::size_t w = 0; w < x.size(); ++w) {
+      if (!std::isfinite(x[w]))
+        throw invalid_problem("round_mechanism::reset: job " + std::to_string(job.id) +
+                              ": allocation is not finite");
+      job.allocation[w] = std::clamp(x[w], 0.0, 1.0);
+    }
+  }
+
+  // The entry of pair p (created with a fresh negative id when new); returns its id.
+  std::int64_t install_pair(const pair_request& p) {
+    const std::string who = "round_mechanism::reset: pair (" + std::to_string(p.first) + ", " +
+                            std::to_string(p.second) + ")";
+    if (p.first == p.second || p.first < 0 || p.second < 0)
+      throw invalid_problem(who + ": needs two different jobs");
+    const round_job& a = job(p.first);
+    const round_job& b = job(p.second);
+    if (a.first >= 0 || b.first >= 0) throw invalid_problem(who + ": names a pair entry");
+    if (a.scale_factor != b.scale_factor)
+      throw invalid_problem(who + ": jobs with different scale factors cannot share GPUs");
+    if (p.throughput.size() != worker_time_.size())
+      throw invalid_problem(who + ": throughput needs one entry per GPU type");
+    for (const double t : p.throughput)
+      if (!std::isfinite(t) || t < 0.0)
+        throw invalid_problem(who + ": throughputs must be finite and >= 0");
+    const auto key = std::minmax(p.first, p.second);
+    auto found = pair_ids_.find(key);
+    if (found == pair_ids_.end()) {
+      round_job entry;
+      entry.id = next_pair_id_--;
+      entry.first = key.first;
+      entry.second = key.second;
+      entry.scale_factor = a.scale_factor;
+      entry.allocation.assign(worker_time_.size(), 0.0);
+      entry.time_received.assign(worker_time_.size(), round_seconds_ / 2);
+      entry.deficit.assign(worker_time_.size(), 0.0);
+      index_.emplace(entry.id, jobs_.size());
+      found = pair_ids_.emplace(key, entry.id).first;
+      jobs_.push_back(std::move(entry));
+    }
+    round_job& entry = jobs_[index_of(found->second)];
+    entry.throughput = p.throughput;
+    set_allocation(entry, p.allocation);
+    return entry.id;
+  }
+
+  void remove_entry(std::int64_t id) {
     const std::size_t k = index_of(id);
     for (std::size_t w = 0; w < worker_time_.size(); ++w)
       worker_time_[w] -= jobs_[k].time_received[w];
@@ -354,35 +477,14 @@ class round_mechanism {
     }
     jobs_.pop_back();
     index_.erase(id);
-  }
-
-  /// \brief Installs a new allocation at time `now` (a reset). `allocation(id)` returns X_j
-  /// (one fraction per type) for every current job.
-  template <class AllocationOf>
-  void reset(double now, AllocationOf&& allocation) {
-    const double elapsed = has_reset_ ? now - last_reset_ : 0.0;
-    const auto types = worker_time_.size();
-    for (round_job& job : jobs_) {
-      for (std::size_t w = 0; w < types; ++w)
-        job.deficit[w] += job.allocation[w] * elapsed - (job.time_received[w] - round_seconds_ / 2);
-      std::vector<double> x = allocation(job.id);
-      if (x.size() != types)
-        throw invalid_problem("round_mechanism::reset: job " + std::to_string(job.id) +
-                              ": allocation needs one entry per GPU type");
-      for (std::size_t w = 0; w < types; ++w) {
-        if (!std::isfinite(x[w]))
-          throw invalid_problem("round_mechanism::reset: job " + std::to_string(job.id) +
-                                ": allocation is not finite");
-        job.allocation[w] = std::clamp(x[w], 0.0, 1.0);
-        job.time_received[w] = round_seconds_ / 2;
+    for (auto it = pair_ids_.begin(); it != pair_ids_.end(); ++it)
+      if (it->second == id) {
+        pair_ids_.erase(it);
+        break;
       }
-    }
-    for (std::size_t w = 0; w < types; ++w)
-      worker_time_[w] = static_cast<double>(jobs_.size()) * round_seconds_ / 2;
-    last_reset_ = now;
-    has_reset_ = true;
   }
 
+ public:
   /// \brief The placement of the next round, types served in `type_order`. Remembers it as
   /// "last round's" placement for the next lease extensions.
   round_plan plan(const std::vector<int>& type_order) {
@@ -422,6 +524,8 @@ class round_mechanism {
   std::vector<round_job> jobs_;
   std::unordered_map<std::int64_t, std::size_t> index_;
   std::vector<double> worker_time_;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> pair_ids_;
+  std::int64_t next_pair_id_ = -1;
   double last_reset_ = 0.0;
   bool has_reset_ = false;
 };

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -17,9 +18,11 @@
 #include "popalloc/cluster/cluster_spec.hpp"
 #include "popalloc/cluster/instance.hpp"
 #include "popalloc/cluster/job.hpp"
+#include "popalloc/cluster/packed_policies.hpp"
 #include "popalloc/cluster/policies.hpp"
 #include "popalloc/cluster/policy.hpp"
 #include "popalloc/cluster/simulator.hpp"
+#include "popalloc/cluster/throughputs.hpp"
 #include "popalloc/error.hpp"
 
 namespace popalloc::cluster {
@@ -59,6 +62,7 @@ struct policy_call_stats {
   std::int64_t not_converged = 0;  ///< calls whose status was not solve_status::converged
   /// POP: sum over calls of the slowest part's time (POP's accounting, parts in parallel).
   double pop_parts_seconds_max_total = 0.0;
+  std::int64_t pairs = 0;  ///< space sharing: pairs allocated, summed over calls
 };
 
 /// \brief A sim_policy running allocate(): copies the active jobs (with remaining steps, and
@@ -149,6 +153,95 @@ class policy_adapter {
       h.remaining = j.remaining();
       h.isolated_throughput = usable.row(i).dot(x.row(i));
     }
+  }
+
+  std::shared_ptr<state> state_;
+};
+
+/// \brief A sim_packed_policy running allocate_packed() (space sharing) on the active jobs:
+/// the jobs' time alone as sim_policy's X, and every pair the allocation shares, with its
+/// co-located throughputs on every type both jobs can use (from `table`, so that an idle GPU
+/// may also go to a pair without allocation there). Copyable; copies share the state.
+class packed_policy_adapter {
+ public:
+  /// \throws invalid_options / invalid_problem as allocate_packed() would, at the first call.
+  packed_policy_adapter(std::vector<job> jobs, gpu_cluster cluster, throughput_table table,
+                        policy_options options)
+      : state_(std::make_shared<state>()) {
+    state_->jobs = std::move(jobs);
+    state_->cluster = std::move(cluster);
+    state_->table = std::move(table);
+    state_->options = std::move(options);
+  }
+
+  sim_allocation operator()(const policy_request& request) const {
+    state& s = *state_;
+    std::vector<job> active;
+    active.reserve(request.active.size());
+    for (std::size_t k = 0; k < request.active.size(); ++k) {
+      job j = s.jobs.at(static_cast<std::size_t>(request.active[k]));
+      j.id = request.active[k];
+      j.remaining_steps = request.remaining_steps[k];
+      j.elapsed_time = request.seconds_since_arrival[k];
+      active.push_back(std::move(j));
+    }
+    const cluster_allocation result = allocate_packed(active, s.cluster, s.table, s.options);
+    ++s.stats.calls;
+    if (result.status != solve_status::converged) ++s.stats.not_converged;
+    s.stats.pop_parts_seconds_max_total += result.pop_parts_seconds_max;
+    sim_allocation out;
+    out.singles = result.fraction;
+    std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> index;
+    for (const pair_share& p : result.pairs) {
+      const auto key = std::make_pair(p.first, p.second);
+      auto found = index.find(key);
+      if (found == index.end()) {
+        found = index.emplace(key, out.pairs.size()).first;
+        out.pairs.push_back(pair_of(active, p));
+      }
+      out.pairs[found->second].allocation[static_cast<std::size_t>(p.gpu)] += p.fraction;
+    }
+    s.stats.pairs += static_cast<std::int64_t>(out.pairs.size());
+    return out;
+  }
+
+  const policy_call_stats& stats() const { return state_->stats; }
+
+ private:
+  struct state {
+    std::vector<job> jobs;
+    gpu_cluster cluster;
+    throughput_table table;
+    policy_options options;
+    policy_call_stats stats;
+  };
+
+  // The pair of rows p.first, p.second as simulator ids, with its throughputs on every type.
+  sim_pair pair_of(const std::vector<job>& active, const pair_share& p) const {
+    const state& s = *state_;
+    const job& a = active[static_cast<std::size_t>(p.first)];
+    const job& b = active[static_cast<std::size_t>(p.second)];
+    const std::size_t types = s.cluster.size();
+    sim_pair out;
+    out.first = a.id;
+    out.second = b.id;
+    out.allocation.assign(types, 0.0);
+    out.first_throughput.assign(types, 0.0);
+    out.second_throughput.assign(types, 0.0);
+    for (std::size_t w = 0; w < types; ++w) {
+      if (!(a.throughput[w] > 0.0) || !(b.throughput[w] > 0.0) ||
+          a.scale_factor > s.cluster.counts[w])
+        continue;
+      const auto t = s.table.get_pair({a.job_type, a.scale_factor}, {b.job_type, b.scale_factor},
+                                      s.cluster.types[w]);
+      out.first_throughput[w] = t.first;
+      out.second_throughput[w] = t.second;
+    }
+    // The allocation's own numbers on its type (identical unless the table was lopsided for
+    // two jobs of one class, where the policy counted the smaller side).
+    out.first_throughput[static_cast<std::size_t>(p.gpu)] = p.first_throughput;
+    out.second_throughput[static_cast<std::size_t>(p.gpu)] = p.second_throughput;
+    return out;
   }
 
   std::shared_ptr<state> state_;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -54,6 +55,23 @@ struct policy_request {
 /// inf, or the wrong shape, is an error. A stateful policy (warm-started prices, finish-time
 /// fairness history) keeps its state inside the callable.
 using sim_policy = std::function<Eigen::MatrixXd(const policy_request&)>;
+
+/// \brief Two active jobs sharing GPUs (space sharing), as a packed policy asks for them.
+struct sim_pair {
+  std::int64_t first = 0, second = 0;  ///< job ids (different, same scale factor)
+  std::vector<double> allocation;      ///< fraction of time the pair shares type w
+  /// Steps/s of each job while they share type w (0: they cannot share there).
+  std::vector<double> first_throughput, second_throughput;
+};
+
+/// \brief A packed policy's answer: X of the jobs alone (as sim_policy's) and the pairs.
+struct sim_allocation {
+  Eigen::MatrixXd singles;
+  std::vector<sim_pair> pairs;
+};
+
+/// \brief A space-sharing policy (simulate_packed()).
+using sim_packed_policy = std::function<sim_allocation(const policy_request&)>;
 
 /// \brief Progress reported while a simulation runs.
 struct sim_progress {
@@ -199,25 +217,57 @@ inline void validate_sim_input(const std::vector<sim_job>& jobs, const std::vect
 
 }  // namespace detail
 
-/// \brief Simulates `jobs` (ids = positions) on a cluster with `gpus[w]` GPUs of type w under
-/// `policy` and Gavel's round-based mechanism.
-///
-/// Loop, at simulated time t (a round start): admit the jobs that have arrived by t; if none is
-/// active, jump to the next arrival (an idle gap) or stop; recompute the allocation if jobs
-/// arrived or finished since the last computation and the reset rule allows it; plan the round;
-/// run each placed job for min(floor(T tau), remaining) steps (fractional steps when T tau < 1,
-/// where Gavel would never progress), which takes steps / T seconds; a job that runs out of steps
-/// finishes at that moment; the next round starts when the last job of this one stops.
-/// \throws invalid_problem for invalid jobs, cluster or options, or a policy answer of the
-/// wrong shape or with non-finite entries; whatever the policy throws.
-inline sim_result simulate(const std::vector<sim_job>& jobs, const std::vector<int>& gpus,
-                           const sim_policy& policy, const simulator_options& options = {}) {
+namespace detail {
+
+/// Checks a packed policy's pairs and turns them into the mechanism's requests; `throughputs`
+/// gets each pair's member throughputs keyed by (smaller id, larger id).
+inline std::vector<pair_request> pair_requests(
+    const std::vector<sim_pair>& pairs, const std::vector<sim_job>& jobs,
+    const std::vector<std::int64_t>& active, std::size_t types,
+    std::map<std::pair<std::int64_t, std::int64_t>,
+             std::pair<std::vector<double>, std::vector<double>>>& throughputs) {
+  std::vector<pair_request> out;
+  throughputs.clear();
+  for (const sim_pair& p : pairs) {
+    const std::string who =
+        "simulate: pair (" + std::to_string(p.first) + ", " + std::to_string(p.second) + ")";
+    for (const std::int64_t id : {p.first, p.second})
+      if (!std::binary_search(active.begin(), active.end(), id))
+        throw invalid_problem(who + " names a job that is not active");
+    if (p.allocation.size() != types || p.first_throughput.size() != types ||
+        p.second_throughput.size() != types)
+      throw invalid_problem(who + ": allocation and throughputs need one entry per GPU type");
+    pair_request r;
+    r.first = p.first;
+    r.second = p.second;
+    r.allocation = p.allocation;
+    r.throughput.resize(types);
+    for (std::size_t w = 0; w < types; ++w) {
+      const double a = p.first_throughput[w], b = p.second_throughput[w];
+      if (!std::isfinite(a) || !std::isfinite(b) || a < 0.0 || b < 0.0 ||
+          !std::isfinite(p.allocation[w]))
+        throw invalid_problem(who + ": allocation and throughputs must be finite, >= 0");
+      r.throughput[w] = std::min(a, b);
+    }
+    if (jobs[static_cast<std::size_t>(p.first)].scale_factor !=
+        jobs[static_cast<std::size_t>(p.second)].scale_factor)
+      throw invalid_problem(who + ": different scale factors cannot share GPUs");
+    const bool swapped = p.first > p.second;
+    throughputs[std::minmax(p.first, p.second)] =
+        swapped ? std::make_pair(p.second_throughput, p.first_throughput)
+                : std::make_pair(p.first_throughput, p.second_throughput);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+inline sim_result simulate_impl(const std::vector<sim_job>& jobs, const std::vector<int>& gpus,
+                                const sim_packed_policy& policy, const simulator_options& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   auto wall_seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   };
-  detail::validate_sim_input(jobs, gpus, options);
-  if (!policy) throw invalid_problem("simulate: no policy");
+  validate_sim_input(jobs, gpus, options);
   const std::size_t types = gpus.size();
   const double tau = options.round_seconds;
 
@@ -261,6 +311,9 @@ inline sim_result simulate(const std::vector<sim_job>& jobs, const std::vector<i
   });
 
   std::vector<std::int64_t> active;  // kept increasing
+  std::map<std::pair<std::int64_t, std::int64_t>,
+           std::pair<std::vector<double>, std::vector<double>>>
+      pair_throughput;  // the current allocation's pairs: (first, second) -> their throughputs
   std::vector<double> remaining(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) remaining[i] = jobs[i].total_steps;
 
@@ -349,7 +402,8 @@ inline sim_result simulate(const std::vector<sim_job>& jobs, const std::vector<i
                                                 jobs[static_cast<std::size_t>(id)].arrival_seconds);
       }
       const auto policy_start = std::chrono::steady_clock::now();
-      const Eigen::MatrixXd x = policy(request);
+      const sim_allocation answer = policy(request);
+      const Eigen::MatrixXd& x = answer.singles;
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - policy_start).count();
       ++summary.policy_calls;
@@ -362,13 +416,19 @@ inline sim_result simulate(const std::vector<sim_job>& jobs, const std::vector<i
                               std::to_string(active.size()) + " jobs and " + std::to_string(types) +
                               " GPU types");
       if (!x.allFinite()) throw invalid_problem("simulate: the policy returned a non-finite value");
-      mechanism.reset(now, [&](std::int64_t id) {
-        const auto row = static_cast<Eigen::Index>(
-            std::lower_bound(active.begin(), active.end(), id) - active.begin());
-        std::vector<double> fractions(types);
-        for (std::size_t w = 0; w < types; ++w) fractions[w] = x(row, static_cast<Eigen::Index>(w));
-        return fractions;
-      });
+      const std::vector<pair_request> requested =
+          pair_requests(answer.pairs, jobs, active, types, pair_throughput);
+      mechanism.reset(
+          now,
+          [&](std::int64_t id) {
+            const auto row = static_cast<Eigen::Index>(
+                std::lower_bound(active.begin(), active.end(), id) - active.begin());
+            std::vector<double> fractions(types);
+            for (std::size_t w = 0; w < types; ++w)
+              fractions[w] = x(row, static_cast<Eigen::Index>(w));
+            return fractions;
+          },
+          requested);
       need_reset = false;
       reset_allowed_now = false;
       last_reset = now;
@@ -384,10 +444,9 @@ inline sim_result simulate(const std::vector<sim_job>& jobs, const std::vector<i
     // Execute the round.
     double round_end = now;
     std::vector<std::int64_t> done;
-    for (const round_assignment& a : plan.assignments) {
-      const auto id = static_cast<std::size_t>(a.id);
-      const auto w = static_cast<std::size_t>(a.type);
-      const double t = jobs[id].throughput[w];
+    // Job `id` runs at t steps/s on type w for up to one round; returns its run time.
+    auto run = [&](std::int64_t job_id, std::size_t w, double t) {
+      const auto id = static_cast<std::size_t>(job_id);
       double steps = std::floor(t * tau);
       if (steps < 1.0) steps = t * tau;
       steps = std::min(steps, remaining[id]);
@@ -398,15 +457,32 @@ inline sim_result simulate(const std::vector<sim_job>& jobs, const std::vector<i
       r.steps_done += steps;
       ++r.rounds_run;
       r.seconds_on_type[w] += seconds;
-      busy_gpu_seconds += seconds * jobs[id].scale_factor;
-      mechanism.record(a.id, a.type, seconds);
-      round_end = std::max(round_end, now + seconds);
       if (remaining[id] <= 0.0) {
         r.status = sim_job_status::finished;
         r.finish_seconds = now + seconds;
         last_completion = std::max(last_completion, r.finish_seconds);
-        done.push_back(a.id);
+        done.push_back(job_id);
       }
+      return seconds;
+    };
+    for (const round_assignment& a : plan.assignments) {
+      const auto w = static_cast<std::size_t>(a.type);
+      double seconds = 0.0;
+      int scale = 0;
+      if (a.id >= 0) {
+        seconds = run(a.id, w, jobs[static_cast<std::size_t>(a.id)].throughput[w]);
+        scale = jobs[static_cast<std::size_t>(a.id)].scale_factor;
+      } else {
+        // A pair: both jobs run on the same GPUs at their co-located throughputs; the lease
+        // lasts as long as the longer of the two.
+        const round_job& entry = mechanism.job(a.id);
+        const auto& tp = pair_throughput.at({entry.first, entry.second});
+        seconds = std::max(run(entry.first, w, tp.first[w]), run(entry.second, w, tp.second[w]));
+        scale = entry.scale_factor;
+      }
+      busy_gpu_seconds += seconds * scale;
+      mechanism.record(a.id, a.type, seconds);
+      round_end = std::max(round_end, now + seconds);
     }
     // A round where nothing could run cannot happen (every active job fits an empty cluster),
     // but time must advance regardless.
@@ -465,6 +541,44 @@ inline sim_result simulate(const std::vector<sim_job>& jobs, const std::vector<i
           : 0.0;
   summary.wall_seconds = wall_seconds();
   return result;
+}
+
+}  // namespace detail
+
+/// \brief Simulates `jobs` (ids = positions) on a cluster with `gpus[w]` GPUs of type w under
+/// `policy` and Gavel's round-based mechanism.
+///
+/// Loop, at simulated time t (a round start): admit the jobs that have arrived by t; if none is
+/// active, jump to the next arrival (an idle gap) or stop; recompute the allocation if jobs
+/// arrived or finished since the last computation and the reset rule allows it; plan the round;
+/// run each placed job for min(floor(T tau), remaining) steps (fractional steps when T tau < 1,
+/// where Gavel would never progress), which takes steps / T seconds; a job that runs out of steps
+/// finishes at that moment; the next round starts when the last job of this one stops.
+/// \throws invalid_problem for invalid jobs, cluster or options, or a policy answer of the
+/// wrong shape or with non-finite entries; whatever the policy throws.
+inline sim_result simulate(const std::vector<sim_job>& jobs, const std::vector<int>& gpus,
+                           const sim_policy& policy, const simulator_options& options = {}) {
+  if (!policy) throw invalid_problem("simulate: no policy");
+  return detail::simulate_impl(
+      jobs, gpus,
+      [&](const policy_request& r) {
+        return sim_allocation{policy(r), {}};
+      },
+      options);
+}
+
+/// \brief simulate() with space sharing: the policy also returns pairs of jobs that share GPUs
+/// (sim_allocation::pairs). A pair is an entry of the mechanism of its own (priority, time
+/// accounting, deficit); when placed, both jobs run on the same GPUs for the round at their
+/// co-located throughputs and neither runs elsewhere in that round. A pair ends with the
+/// next recomputation or when one of its jobs finishes.
+/// \throws as simulate(), and for pairs of inactive jobs, of different scale factors, or with
+/// non-finite or negative entries.
+inline sim_result simulate_packed(const std::vector<sim_job>& jobs, const std::vector<int>& gpus,
+                                  const sim_packed_policy& policy,
+                                  const simulator_options& options = {}) {
+  if (!policy) throw invalid_problem("simulate: no policy");
+  return detail::simulate_impl(jobs, gpus, policy, options);
 }
 
 }  // namespace popalloc::cluster

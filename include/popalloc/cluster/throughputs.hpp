@@ -42,7 +42,8 @@ struct job_key {
 /// \brief Isolated throughputs T[(job type, s)][GPU type] in steps/s of the whole s-GPU job.
 /// Only positive entries are stored: a zero in the file means "cannot run there" (the model
 /// does not fit) and reads back as 0 from get(), never as a value to divide by. Co-location
-/// (space-sharing) entries are not kept.
+/// (space-sharing) entries of two keys with the same scale factor are kept as (T_first,
+/// T_second) per GPU type (get_pair()); a pair with a 0 on either side cannot share a GPU.
 class throughput_table {
  public:
   /// \brief GPU types in file order (Gavel's file: k80, p100, v100 and *_unconsolidated).
@@ -113,9 +114,47 @@ class throughput_table {
 
   std::size_t size() const { return entries_.size(); }
 
+  /// \brief Records the co-located throughputs of `first` running next to `second` on `gpu`:
+  /// `first_value` for `first`, `second_value` for `second` (steps/s of each whole job). Keys
+  /// with different scale factors never share GPUs and are ignored. \throws invalid_problem for
+  /// a negative or non-finite value or an unknown GPU type.
+  void set_pair(const job_key& first, const job_key& second, const std::string& gpu,
+                double first_value, double second_value) {
+    if (!(std::isfinite(first_value) && first_value >= 0.0 && std::isfinite(second_value) &&
+          second_value >= 0.0))
+      throw invalid_problem("co-located throughputs of " + first.to_string() + " with " +
+                            second.to_string() + " on " + gpu + " must be finite and >= 0");
+    bool known = false;
+    for (const std::string& g : gpu_types_) known = known || g == gpu;
+    if (!known) throw invalid_problem("unknown GPU type '" + gpu + "' in the throughput table");
+    if (first.scale_factor != second.scale_factor) return;
+    if (first_value > 0.0 && second_value > 0.0)
+      pairs_[{first, second}][gpu] = {first_value, second_value};
+  }
+
+  /// \brief (T_first, T_second) when `first` shares a GPU of type `gpu` with `second`; (0, 0)
+  /// when the table has no such pair (or a zero in it). Looked up as given, else reversed.
+  std::pair<double, double> get_pair(const job_key& first, const job_key& second,
+                                     std::string_view gpu) const {
+    auto find = [&](const job_key& a, const job_key& b) -> const std::pair<double, double>* {
+      const auto row = pairs_.find({a, b});
+      if (row == pairs_.end()) return nullptr;
+      for (const auto& [name, value] : row->second)
+        if (name == gpu) return &value;
+      return nullptr;
+    };
+    if (const auto* v = find(first, second)) return *v;
+    if (const auto* v = find(second, first)) return {v->second, v->first};
+    return {0.0, 0.0};
+  }
+
+  /// \brief Number of (first, second) key pairs with a co-located entry on some GPU type.
+  std::size_t pair_count() const { return pairs_.size(); }
+
  private:
   std::vector<std::string> gpu_types_;
   std::map<job_key, std::map<std::string, double>> entries_;
+  std::map<std::pair<job_key, job_key>, std::map<std::string, std::pair<double, double>>> pairs_;
 };
 
 /// \brief Parses Gavel's job key "('<job type>', <scale factor>)"; false if malformed.
@@ -133,11 +172,28 @@ inline bool parse_job_key(std::string_view text, job_key& out) {
   return !out.job_type.empty();
 }
 
+/// One co-location array [T_self, T_partner] of `key` on `gpu`.
+inline void read_colocated(const io::json::member& m, const job_key& key, const std::string& gpu,
+                           const std::string& path, throughput_table& table) {
+  job_key partner;
+  if (!parse_job_key(m.key, partner))
+    io::fail_at(
+        path, m.content.line,
+        "malformed partner key \"" + m.key + "\" in the co-location entries of " + key.to_string());
+  const double self = m.content.items[0].number, other = m.content.items[1].number;
+  for (const double v : {self, other})
+    if (!std::isfinite(v) || v < 0.0 || !popalloc::detail::in_value_range(v))
+      io::fail_at(path, m.content.line,
+                  "co-located throughput of " + key.to_string() + " with " + m.key + " on '" + gpu +
+                      "' must be finite and >= 0 (" + popalloc::detail::value_range_text() + ")");
+  table.set_pair(key, partner, gpu, self, other);
+}
+
 /// \brief Parses the JSON text of a Gavel throughput file (schema in data/gavel/README.md):
 /// {"<gpu>": {"('<job type>', <s>)": {"null": T, "('<partner>', <s>)": [a, b], ...}, ...}, ...}.
-/// Only the isolated "null" entries are read; co-location arrays are skipped (their shape is
-/// checked). \throws io::input_error "PATH:LINE: what" for malformed files, duplicate keys,
-/// missing "null" entries, or negative/non-numeric throughputs.
+/// The isolated "null" entries and the co-location arrays [T_self, T_partner] are read.
+/// \throws io::input_error "PATH:LINE: what" for malformed files, duplicate keys, missing
+/// "null" entries, malformed partner keys, or negative/non-numeric throughputs.
 inline throughput_table parse_throughputs(std::string_view text, const std::string& path) {
   using io::json::value;
   const value root = io::json::parse(text, path);
@@ -173,6 +229,7 @@ inline throughput_table parse_throughputs(std::string_view text, const std::stri
                     "entry " + entry.key + " on '" + gpu.key +
                         "' must be an object with a \"null\" member");
       const value* isolated = nullptr;
+      std::vector<const io::json::member*> colocated;
       for (const auto& m : entry.content.members) {
         if (m.key == "null") {
           if (isolated != nullptr)
@@ -184,6 +241,8 @@ inline throughput_table parse_throughputs(std::string_view text, const std::stri
           io::fail_at(path, m.content.line,
                       "co-location entry " + m.key + " of " + entry.key +
                           " must be an array of two numbers");
+        } else {
+          colocated.push_back(&m);
         }
       }
       if (isolated == nullptr)
@@ -202,6 +261,7 @@ inline throughput_table parse_throughputs(std::string_view text, const std::stri
                     "isolated throughput of " + entry.key + " on '" + gpu.key +
                         "' must be finite and >= 0 (" + popalloc::detail::value_range_text() + ")");
       table.set(key, gpu.key, isolated->number);
+      for (const auto* m : colocated) read_colocated(*m, key, gpu.key, path, table);
     }
   }
   return table;

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Gavel's space-sharing ("packed") policies: `allocate_packed(jobs, cluster, table,
+/// options)` for max-min fairness and max-throughput, with POP.
+///
+/// Jobs are grouped into classes of identical jobs and the class-level LP (packed_lp.hpp) is
+/// solved exactly; its solution is spread back over the jobs so that every job of a class gets
+/// exactly the class's average (disaggregate_packed), which makes the per-job allocation as good
+/// as the LP optimum. The objective reported is that of the per-job allocation and the bound
+/// comes from the LP's duals (weak duality), so both ends are certified.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "popalloc/cluster/cluster_spec.hpp"
+#include "popalloc/cluster/combinations.hpp"
+#include "popalloc/cluster/instance.hpp"
+#include "popalloc/cluster/job.hpp"
+#include "popalloc/cluster/packed_lp.hpp"
+#include "popalloc/cluster/policies.hpp"
+#include "popalloc/cluster/policy.hpp"
+#include "popalloc/cluster/throughputs.hpp"
+#include "popalloc/error.hpp"
+#include "popalloc/pop/partition.hpp"
+#include "popalloc/pop/pop_solver.hpp"
+#include "popalloc/pop/split.hpp"
+
+namespace popalloc::cluster {
+namespace detail {
+
+/// One part's packed solution (rows of its own instance).
+struct packed_outcome {
+  Eigen::MatrixXd x;
+  std::vector<pair_share> pairs;
+  double bound = std::numeric_limits<double>::quiet_NaN();
+  bool optimal = true;
+  std::int64_t pair_options = 0, pruned = 0;
+};
+
+/// Spreads `total` pair time of (a, b) on `gpu` over the jobs: every job of a gets total / n_a,
+/// every job of b total / n_b (north-west corner rule, at most n_a + n_b - 1 pairs); inside one
+/// class a cycle m_0 - m_1 - ... - m_0 gives every job 2 total / n_a.
+inline void spread_pair(const std::vector<Eigen::Index>& a, const std::vector<Eigen::Index>& b,
+                        const class_pair& q, double total, std::vector<pair_share>& out) {
+  auto emit = [&](Eigen::Index i, Eigen::Index j, double f, double ti, double tj) {
+    if (!(f > 0.0)) return;
+    if (i > j) {
+      std::swap(i, j);
+      std::swap(ti, tj);
+    }
+    out.push_back({i, j, q.gpu, f, ti, tj});
+  };
+  if (q.first == q.second) {
+    const std::size_t n = a.size();
+    if (n == 2) {
+      emit(a[0], a[1], total, q.first_throughput, q.second_throughput);
+      return;
+    }
+    for (std::size_t k = 0; k < n; ++k)
+      emit(a[k], a[(k + 1) % n], total / static_cast<double>(n), q.first_throughput,
+           q.second_throughput);
+    return;
+  }
+  const double da = total / static_cast<double>(a.size()),
+               db = total / static_cast<double>(b.size());
+  double ra = da, rb = db;
+  std::size_t i = 0, j = 0;
+  const double eps = 1e-14 * total;
+  while (i < a.size() && j < b.size()) {
+    const double f = std::min(ra, rb);
+    emit(a[i], b[j], f, q.first_throughput, q.second_throughput);
+    ra -= f;
+    rb -= f;
+    if (ra <= eps) {
+      ++i;
+      ra = da;
+    }
+    if (rb <= eps) {
+      ++j;
+      rb = db;
+    }
+  }
+}
+
+/// Scales shares down where rounding left a job's time above 1 or a type above its capacity.
+inline void repair_packed(const instance& in, Eigen::MatrixXd& x, std::vector<pair_share>& pairs) {
+  constexpr double margin = 1.0 - 1e-12;
+  Eigen::VectorXd time = x.rowwise().sum();
+  for (const pair_share& p : pairs) {
+    time[p.first] += p.fraction;
+    time[p.second] += p.fraction;
+  }
+  Eigen::VectorXd job_factor = (margin / time.array().max(margin)).matrix();
+  for (Eigen::Index i = 0; i < x.rows(); ++i) x.row(i) *= job_factor[i];
+  for (pair_share& p : pairs) p.fraction *= std::min(job_factor[p.first], job_factor[p.second]);
+  Eigen::VectorXd used = x.transpose() * in.scale;
+  for (const pair_share& p : pairs) used[p.gpu] += in.scale[p.first] * p.fraction;
+  for (Eigen::Index w = 0; w < x.cols(); ++w) {
+    if (used[w] <= margin * in.capacity[w]) continue;
+    const double f = used[w] > 0.0 ? margin * in.capacity[w] / used[w] : 0.0;
+    x.col(w) *= f;
+    for (pair_share& p : pairs)
+      if (p.gpu == w) p.fraction *= f;
+  }
+}
+
+/// The per-job allocation of a class-LP solution.
+inline void disaggregate_packed(const instance& in, const combination_model& model,
+                                const packed_lp& lp, const Eigen::VectorXd& y, Eigen::MatrixXd& x,
+                                std::vector<pair_share>& pairs) {
+  x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
+  for (std::size_t j = 0; j < lp.columns.size(); ++j) {
+    const packed_lp::column& c = lp.columns[j];
+    const double v = y[static_cast<Eigen::Index>(j)];
+    if (!(v > 0.0) || static_cast<Eigen::Index>(j) == lp.level) continue;
+    if (c.pair < 0) {
+      const auto& members = model.classes[static_cast<std::size_t>(c.cls)];
+      for (const Eigen::Index i : members) x(i, c.gpu) = v / static_cast<double>(members.size());
+    } else {
+      const class_pair& q = model.pairs[static_cast<std::size_t>(c.pair)];
+      spread_pair(model.classes[static_cast<std::size_t>(q.first)],
+                  model.classes[static_cast<std::size_t>(q.second)], q, v, pairs);
+    }
+  }
+  repair_packed(in, x, pairs);
+}
+
+/// Whether `jobs` name keys of `table` (a job type unknown to the table cannot be paired, and
+/// is far more likely a mismatched table than a job that shares with nothing).
+inline void check_packed_jobs(const std::vector<job>& jobs, const throughput_table& table) {
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const job_key key{jobs[i].job_type, jobs[i].scale_factor};
+    if (!table.contains(key))
+      throw invalid_problem("job " + std::to_string(i) + " (id " + std::to_string(jobs[i].id) +
+                            "): " + key.to_string() +
+                            " is not in the throughput table, so its co-located throughputs "
+                            "are unknown");
+  }
+}
+
+inline void validate_packed_options(const policy_options& o, const std::vector<job>& jobs) {
+  if (o.policy != policy_kind::max_min_fairness && o.policy != policy_kind::max_throughput)
+    throw invalid_options(std::string("space sharing is implemented for max-min-fairness and "
+                                      "max-throughput, not ") +
+                          to_string(o.policy));
+  if (o.heterogeneity_agnostic)
+    throw invalid_options("space sharing is heterogeneity-aware only (Gavel's packed policies)");
+  if (!o.gpu_cost.empty()) throw invalid_options("space sharing: GPU costs are not supported");
+  if (o.policy == policy_kind::max_throughput && o.slo_floors)
+    for (const job& j : jobs)
+      if (j.slo > 0.0)
+        throw invalid_options(
+            "space sharing: SLO floors are not supported (set slo_floors = "
+            "false)");
+}
+
+/// The packed policy on one (sub-)instance; `jobs` are its rows' jobs.
+inline packed_outcome solve_packed(const instance& in, const std::vector<job>& jobs,
+                                   const gpu_cluster& cluster, const throughput_table& table,
+                                   const policy_options& o) {
+  packed_outcome out;
+  const combination_model model = make_combinations(in, jobs, cluster, table, o.pairing);
+  out.pair_options = static_cast<std::int64_t>(model.pairs.size());
+  out.pruned = model.pruned;
+  if (model.classes.empty()) {
+    out.x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
+    return out;
+  }
+  const packed_lp lp = build_packed_lp(in, model, o.policy == policy_kind::max_min_fairness);
+  const packed_lp_solution s = solve_packed_lp(lp);
+  out.optimal = s.optimal;
+  out.bound = s.bound;
+  disaggregate_packed(in, model, lp, s.y, out.x, out.pairs);
+  return out;
+}
+
+/// ET_i with the pairs, in `throughput` (true or model) for singles.
+inline Eigen::VectorXd packed_throughput(const Eigen::MatrixXd& throughput,
+                                         const Eigen::MatrixXd& x,
+                                         const std::vector<pair_share>& pairs) {
+  Eigen::VectorXd et = (throughput.array() * x.array()).rowwise().sum().matrix();
+  for (const pair_share& p : pairs) {
+    et[p.first] += p.first_throughput * p.fraction;
+    et[p.second] += p.second_throughput * p.fraction;
+  }
+  return et;
+}
+
+inline double packed_objective(const instance& in, const policy_options& o,
+                               const Eigen::VectorXd& et) {
+  if (o.policy == policy_kind::max_throughput) return et.sum();
+  double out = inf();
+  for (Eigen::Index i = 0; i < in.jobs(); ++i)
+    if (in.schedulable[static_cast<std::size_t>(i)])
+      out = std::min(out, in.scale[i] * et[i] / (in.weight[i] * in.proportional[i]));
+  return out;
+}
+
+inline std::vector<job> job_subset(const std::vector<job>& jobs,
+                                   const std::vector<std::int64_t>& members) {
+  std::vector<job> out;
+  out.reserve(members.size());
+  for (const std::int64_t i : members) out.push_back(jobs[static_cast<std::size_t>(i)]);
+  return out;
+}
+
+/// POP: parts of the jobs on shares of the GPUs; pairs only inside a part.
+inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job>& jobs,
+                                       const gpu_cluster& cluster, const throughput_table& table,
+                                       const policy_options& o, cluster_allocation& result) {
+  const int k = o.pop_parts;
+  const auto n = static_cast<std::int64_t>(jobs.size());
+  pop::partition assignment = o.pop_strategy == pop::partition_strategy::round_robin
+                                  ? pop::partition_round_robin(n, k)
+                              : o.pop_strategy == pop::partition_strategy::shuffled
+                                  ? pop::partition_shuffled(n, k, o.pop_seed)
+                                  : pop::partition_uniform_random(n, k, o.pop_seed);
+  const pop::unit_split units = pop::split_units(cluster.counts, k);
+  const auto parts = pop::pop_solve(
+      assignment,
+      [&](int s, const std::vector<std::int64_t>& members) {
+        packed_outcome part;
+        if (members.empty()) return part;
+        Eigen::VectorXd share(static_cast<Eigen::Index>(cluster.size()));
+        for (std::size_t w = 0; w < cluster.size(); ++w)
+          share[static_cast<Eigen::Index>(w)] =
+              static_cast<double>(units.shares[w][static_cast<std::size_t>(s)]);
+        return solve_packed(in.subset(members, share), job_subset(jobs, members), cluster, table,
+                            o);
+      },
+      o.threads);
+  packed_outcome out;
+  out.x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
+  const auto members = assignment.members();
+  for (int s = 0; s < k; ++s) {
+    const packed_outcome& part = parts.results[static_cast<std::size_t>(s)];
+    const auto& rows = members[static_cast<std::size_t>(s)];
+    if (rows.empty()) continue;
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      out.x.row(static_cast<Eigen::Index>(rows[r])) = part.x.row(static_cast<Eigen::Index>(r));
+    for (pair_share p : part.pairs) {
+      p.first = rows[static_cast<std::size_t>(p.first)];
+      p.second = rows[static_cast<std::size_t>(p.second)];
+      if (p.first > p.second) {
+        std::swap(p.first, p.second);
+        std::swap(p.first_throughput, p.second_throughput);
+      }
+      out.pairs.push_back(p);
+    }
+    out.optimal = out.optimal && part.optimal;
+    out.pair_options += part.pair_options;
+    out.pruned += part.pruned;
+  }
+  result.pop_parts_seconds_max = parts.seconds_max();
+  result.pop_parts_seconds_sum = parts.seconds_sum();
+  return out;
+}
+
+}  // namespace detail
+
+/// \brief Gavel's packed policies: like allocate() (same options, same result fields), but jobs
+/// may also share GPUs in pairs of equal scale factor at the co-located throughputs of `table`
+/// (options.pairing says which pairs are offered). Max-min fairness (plain; the minimum is
+/// exact and certified, and among the allocations that reach it the one with the largest total
+/// normalised throughput is returned; options.water_filling is not used) and max-throughput
+/// (without costs or SLO floors). The
+/// result's `fraction` is each job's time alone, `pairs` the time shared; POP drops the pairs
+/// whose jobs land in different parts.
+/// \throws invalid_problem for invalid jobs or cluster or a job whose (type, scale factor) is
+/// not in `table`; invalid_options for other policies, agnostic, GPU costs or SLO floors.
+inline cluster_allocation allocate_packed(const std::vector<job>& jobs, const gpu_cluster& cluster,
+                                          const throughput_table& table,
+                                          const policy_options& options = {}) {
+  const auto start = std::chrono::steady_clock::now();
+  detail::validate_options(options, cluster);
+  detail::validate_packed_options(options, jobs);
+  const instance in = prepare_instance(jobs, cluster, options);
+  detail::check_packed_jobs(jobs, table);
+  cluster_allocation out;
+  out.policy = options.policy;
+  out.space_sharing = true;
+  out.schedulable = in.schedulable;
+  out.pop_parts = options.pop_parts;
+  const detail::packed_outcome r =
+      options.pop_parts == 1 ? detail::solve_packed(in, jobs, cluster, table, options)
+                             : detail::solve_packed_pop(in, jobs, cluster, table, options, out);
+  out.fraction = r.x;
+  out.pairs = r.pairs;
+  const Eigen::VectorXd model_et = detail::packed_throughput(in.model_throughput, r.x, r.pairs);
+  out.objective = detail::packed_objective(in, options, model_et);
+  out.bound = options.pop_parts == 1 ? r.bound : std::numeric_limits<double>::quiet_NaN();
+  const bool closed = options.pop_parts > 1 || !(std::abs(out.bound - out.objective) >
+                                                 options.tolerance * std::abs(out.bound));
+  out.status = r.optimal && closed ? solve_status::converged : solve_status::stalled;
+  out.effective_throughput = detail::packed_throughput(in.true_throughput, r.x, r.pairs);
+  out.proportional_throughput = in.proportional_true;
+  out.normalized_throughput.resize(in.jobs());
+  for (Eigen::Index i = 0; i < in.jobs(); ++i)
+    out.normalized_throughput[i] =
+        in.proportional_true[i] > 0.0
+            ? in.scale[i] * out.effective_throughput[i] / (in.weight[i] * in.proportional_true[i])
+            : 0.0;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace popalloc::cluster

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+// Space sharing: co-location entries of the throughput table, combinations and their pruning,
+// the packed policies on hand-computed instances, against the unpacked policies, POP and bad
+// inputs.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <popalloc/cluster/combinations.hpp>
+#include <popalloc/cluster/packed_policies.hpp>
+#include <popalloc/cluster/policies.hpp>
+
+#include "packed_fixtures.hpp"
+
+namespace pc = popalloc::cluster;
+using packed_test::check_packed_feasible;
+using packed_test::gavel_jobs;
+using packed_test::gavel_table;
+
+namespace {
+
+/// One GPU type; jobs "a" (T = 1) and "b" (T = 2); a with b share at (ta, tb); a with a at
+/// (aa, aa).
+pc::throughput_table toy_table(double ta, double tb, double aa = 0.0) {
+  pc::throughput_table t;
+  t.add_gpu_type("v100");
+  t.set({"a", 1}, "v100", 1.0);
+  t.set({"b", 1}, "v100", 2.0);
+  t.set_pair({"a", 1}, {"b", 1}, "v100", ta, tb);
+  t.set_pair({"b", 1}, {"a", 1}, "v100", tb, ta);
+  if (aa > 0.0) t.set_pair({"a", 1}, {"a", 1}, "v100", aa, aa);
+  return t;
+}
+
+std::vector<pc::job> toy_jobs(const pc::throughput_table& t, const pc::gpu_cluster& c,
+                              const std::vector<std::string>& types) {
+  std::vector<pc::job> jobs;
+  for (const auto& name : types)
+    jobs.push_back(pc::make_job(static_cast<std::int64_t>(jobs.size()), name, 1, 100.0, t, c));
+  return jobs;
+}
+
+pc::policy_options max_min() {
+  pc::policy_options o;
+  o.policy = pc::policy_kind::max_min_fairness;
+  o.water_filling = false;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("packed: Gavel's table keeps its co-location entries") {
+  const auto& t = gavel_table();
+  const pc::job_key a{"ResNet-18 (batch size 64)", 1}, b{"ResNet-18 (batch size 16)", 1};
+  const auto ab = t.get_pair(b, a, "v100");
+  CHECK(ab.first == doctest::Approx(32.353384328946916).epsilon(1e-15));
+  CHECK(ab.second == doctest::Approx(24.093231895382736).epsilon(1e-15));
+  const auto ba = t.get_pair(a, b, "v100");  // the reversed entry holds the same numbers
+  CHECK(ba.first == ab.second);
+  CHECK(ba.second == ab.first);
+  CHECK(t.pair_count() == 658);  // ordered key pairs with a non-zero entry somewhere
+  CHECK(t.get_pair(a, {"ResNet-18 (batch size 64)", 2}, "v100").first == 0.0);
+}
+
+TEST_CASE("packed: co-location entries with bad values are rejected with their line") {
+  const std::string text =
+      "{\"v100\": {\"('a', 1)\": {\"null\": 1.0,\n \"('b', 1)\": [1.0, -2.0]}}}";
+  std::string message;
+  try {
+    pc::parse_throughputs(text, "t.json");
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  CHECK(message.find("t.json:2") != std::string::npos);
+  CHECK(message.find("co-located") != std::string::npos);
+  pc::throughput_table t;
+  t.add_gpu_type("v100");
+  CHECK_THROWS_AS(t.set_pair({"a", 1}, {"b", 1}, "v100", std::nan(""), 1.0),
+                  popalloc::invalid_problem);
+  CHECK_THROWS_AS(t.set_pair({"a", 1}, {"b", 1}, "k80", 1.0, 1.0), popalloc::invalid_problem);
+}
+
+TEST_CASE("packed: one GPU, two jobs sharing it beats time slicing (hand-computed)") {
+  // Alone: a gets T = 1, b T = 2 on the one GPU; P = T (one type), so normalised levels are
+  // x_a and x_b with x_a + x_b <= 1: unpacked optimum 1/2. Sharing at (0.8, 1.2) gives levels
+  // 0.8 and 0.6 at full time; mixing in time alone: max min(0.8 y + u, 0.6 y + v), y + u <= 1,
+  // y + v <= 1, y + u + v <= 1 (one GPU) -> y = 1: 0.6... plus nothing. The LP optimum is
+  // 2/3 at y = 5/6, v = 1/6 (0.8 * 5/6 = 2/3 = 0.6 * 5/6 + 1/6).
+  const auto t = toy_table(0.8, 1.2);
+  const auto c = pc::parse_cluster("v100:1");
+  const auto jobs = toy_jobs(t, c, {"a", "b"});
+  const auto packed = pc::allocate_packed(jobs, c, t, max_min());
+  CHECK(packed.status == popalloc::solve_status::converged);
+  CHECK(packed.objective == doctest::Approx(2.0 / 3.0).epsilon(1e-10));
+  CHECK(packed.bound == doctest::Approx(2.0 / 3.0).epsilon(1e-10));
+  CHECK(packed.bound >= packed.objective);
+  REQUIRE(packed.pairs.size() == 1);
+  CHECK(packed.pairs[0].fraction == doctest::Approx(5.0 / 6.0).epsilon(1e-10));
+  CHECK(packed.effective_throughput[1] == doctest::Approx(4.0 / 3.0).epsilon(1e-10));
+  check_packed_feasible(jobs, c, packed);
+  const auto unpacked = pc::allocate(jobs, c, max_min());
+  CHECK(unpacked.objective == doctest::Approx(0.5).epsilon(1e-6));
+}
+
+TEST_CASE("packed: a pair below the combined-throughput threshold is pruned, losslessly at 1") {
+  // (0.3, 0.6): combined 0.6 < 1, dominated by time slicing: optimum stays 1/2, pair unused.
+  const auto t = toy_table(0.3, 0.6);
+  const auto c = pc::parse_cluster("v100:1");
+  const auto jobs = toy_jobs(t, c, {"a", "b"});
+  pc::policy_options o = max_min();
+  o.pairing.min_combined_throughput = 0.0;  // offered anyway
+  const auto offered = pc::allocate_packed(jobs, c, t, o);
+  CHECK(offered.objective == doctest::Approx(0.5).epsilon(1e-10));
+  o.pairing.min_combined_throughput = 1.0;
+  const auto pruned = pc::allocate_packed(jobs, c, t, o);
+  CHECK(pruned.objective == doctest::Approx(0.5).epsilon(1e-10));
+  CHECK(pruned.pairs.empty());
+  const pc::instance in = pc::prepare_instance(jobs, c, o);
+  CHECK(pc::make_combinations(in, jobs, c, t, o.pairing).pruned == 1);
+  o.pairing.min_combined_throughput = 0.0;
+  CHECK(pc::make_combinations(in, jobs, c, t, o.pairing).pairs.size() == 1);
+}
+
+TEST_CASE("packed: jobs of one class share through a cycle and all reach the level") {
+  // Five "a" jobs (T = 1) on two GPUs; a-with-a pairs at 0.7 each. Alone: level 2/5. Pairs:
+  // one GPU-unit of pair time serves two jobs at 0.7: 5 jobs x L = 0.7 x 2 x 2 GPUs -> L =
+  // 0.56, and the cycle m0-m1-...-m4 must give each job exactly that.
+  const auto t = toy_table(0.8, 1.2, 0.7);
+  const auto c = pc::parse_cluster("v100:2");
+  const auto jobs = toy_jobs(t, c, {"a", "a", "a", "a", "a"});
+  const auto packed = pc::allocate_packed(jobs, c, t, max_min());
+  CHECK(packed.objective == doctest::Approx(0.56).epsilon(1e-10));
+  CHECK(packed.bound == doctest::Approx(0.56).epsilon(1e-10));
+  for (Eigen::Index i = 0; i < 5; ++i)
+    CHECK(packed.normalized_throughput[i] == doctest::Approx(0.56).epsilon(1e-10));
+  CHECK(packed.pairs.size() == 5);
+  check_packed_feasible(jobs, c, packed);
+}
+
+TEST_CASE("packed: max-throughput with pairs (hand-computed)") {
+  // One GPU: alone the best is b at 2; the pair gives 0.8 + 1.5 = 2.3.
+  const auto t = toy_table(0.8, 1.5);
+  const auto c = pc::parse_cluster("v100:1");
+  const auto jobs = toy_jobs(t, c, {"a", "b"});
+  pc::policy_options o;
+  o.policy = pc::policy_kind::max_throughput;
+  const auto packed = pc::allocate_packed(jobs, c, t, o);
+  CHECK(packed.objective == doctest::Approx(2.3).epsilon(1e-10));
+  CHECK(packed.bound == doctest::Approx(2.3).epsilon(1e-10));
+  CHECK(packed.status == popalloc::solve_status::converged);
+}
+
+TEST_CASE("packed: max-min is never below the unpacked policy (Gavel jobs, several seeds)") {
+  const auto c = pc::parse_cluster("k80:3,p100:4,v100:2");
+  for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+    CAPTURE(seed);
+    const auto jobs = gavel_jobs(12 + static_cast<int>(seed), 4, c, seed);
+    pc::policy_options o = max_min();
+    o.tolerance = 1e-7;
+    const auto unpacked = pc::allocate(jobs, c, o);
+    const auto packed = pc::allocate_packed(jobs, c, gavel_table(), o);
+    CHECK(packed.status == popalloc::solve_status::converged);
+    CHECK(packed.objective >= unpacked.objective * (1.0 - 1e-9));
+    CHECK(packed.bound >= packed.objective * (1.0 - 1e-12));
+    CHECK(packed.bound - packed.objective <= 1e-10 * packed.bound);
+    // Without pairs the packed LP is the unpacked one.
+    pc::policy_options singles = o;
+    singles.pairing.enabled = false;
+    const auto alone = pc::allocate_packed(jobs, c, gavel_table(), singles);
+    CHECK(alone.pairs.empty());
+    CHECK(alone.objective == doctest::Approx(unpacked.objective).epsilon(1e-6));
+    check_packed_feasible(jobs, c, packed);
+  }
+}
+
+TEST_CASE("packed: POP keeps pairs inside parts, allocations feasible, k = 1 equals exact") {
+  const auto c = pc::parse_cluster("k80:8,p100:8,v100:8");
+  const auto jobs = gavel_jobs(64, 6, c, 7, 0.0);
+  pc::policy_options o = max_min();
+  const auto exact = pc::allocate_packed(jobs, c, gavel_table(), o);
+  o.pop_parts = 4;
+  o.pop_seed = 3;
+  const auto pop = pc::allocate_packed(jobs, c, gavel_table(), o);
+  check_packed_feasible(jobs, c, pop);
+  CHECK(std::isnan(pop.bound));
+  CHECK(pop.objective <= exact.bound);
+  CHECK(pop.objective > 0.0);
+  const auto parts = popalloc::pop::partition_uniform_random(64, 4, 3).members();
+  std::vector<int> part_of(64);
+  for (int s = 0; s < 4; ++s)
+    for (const auto i : parts[static_cast<std::size_t>(s)])
+      part_of[static_cast<std::size_t>(i)] = s;
+  for (const auto& p : pop.pairs)
+    CHECK(part_of[static_cast<std::size_t>(p.first)] ==
+          part_of[static_cast<std::size_t>(p.second)]);
+}
+
+TEST_CASE("packed: bad input is rejected with a clear error") {
+  const auto t = toy_table(0.8, 1.2);
+  const auto c = pc::parse_cluster("v100:1");
+  auto jobs = toy_jobs(t, c, {"a", "b"});
+  pc::policy_options o = max_min();
+  o.policy = pc::policy_kind::min_makespan;
+  CHECK_THROWS_AS(pc::allocate_packed(jobs, c, t, o), popalloc::invalid_options);
+  o = max_min();
+  o.heterogeneity_agnostic = true;
+  CHECK_THROWS_AS(pc::allocate_packed(jobs, c, t, o), popalloc::invalid_options);
+  o = max_min();
+  o.pairing.min_combined_throughput = std::nan("");
+  CHECK_THROWS_AS(pc::allocate_packed(jobs, c, t, o), popalloc::invalid_options);
+  o = max_min();
+  auto unknown = jobs;
+  unknown[1].job_type = "nope";
+  CHECK_THROWS_AS(pc::allocate_packed(unknown, c, t, o), popalloc::invalid_problem);
+  auto bad = jobs;
+  bad[0].throughput[0] = -1.0;
+  CHECK_THROWS_AS(pc::allocate_packed(bad, c, t, o), popalloc::invalid_problem);
+  bad = jobs;
+  bad[0].throughput[0] = std::nan("");
+  CHECK_THROWS_AS(pc::allocate_packed(bad, c, t, o), popalloc::invalid_problem);
+  CHECK_THROWS_AS(pc::allocate_packed({}, c, t, o), popalloc::invalid_problem);
+  pc::gpu_cluster empty;
+  CHECK_THROWS(pc::allocate_packed(jobs, empty, t, o));
+}
