@@ -6,7 +6,8 @@
 #
 #   main  compiler, CMake, Ninja, Eigen                       (build and run the examples)
 #   test  main + doctest, COIN-OR CLP/CBC, GLPK, OpenMPI, matplotlib, Google Benchmark,
-#         clang-format, python3-venv and python3-dev (the Python package)  (default)
+#         clang-format, python3-venv and python3-dev (the Python package), python3-jsonschema
+#         (the programs' JSON outputs checked against schemas/)  (default)
 #   ci    test + clang with its sanitizer/libFuzzer runtimes (serial and fuzz presets), valgrind
 #         and, without a CUDA toolkit, Debian's libthrust-dev
 # Extra arguments are further package names. Runs apt-get as root (or through sudo); runs
@@ -21,7 +22,8 @@ esac
 pkgs=(g++ cmake ninja-build pkg-config libeigen3-dev)
 if [[ "$mode" == test || "$mode" == ci ]]; then
   pkgs+=(doctest-dev coinor-libclp-dev coinor-clp coinor-libcbc-dev libglpk-dev libopenmpi-dev openmpi-bin
-         python3 python3-matplotlib python3-venv python3-dev zlib1g-dev libbenchmark-dev clang-format)
+         python3 python3-matplotlib python3-venv python3-dev python3-jsonschema zlib1g-dev libbenchmark-dev
+         clang-format)
 fi
 if [[ "$mode" == ci ]]; then
   pkgs+=(clang libclang-rt-14-dev valgrind)

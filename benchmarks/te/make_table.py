@@ -75,7 +75,7 @@ for t in sorted(names):
             ref, by_bound, optimum = lp["objective"], False, "%.6g" % lp["objective"]
         elif done(pr):
             # total flow: the price solver's dual bound is >= the LP optimum.
-            ref, by_bound, optimum = pr["bound"], True, "<= %.6g" % pr["bound"]
+            ref, by_bound, optimum = pr["dual_bound"], True, "<= %.6g" % pr["dual_bound"]
         else:
             ref, by_bound, optimum = None, False, "-"
         row = [t, "%d / %d" % (info["nodes"], info["arcs"]) if info else "-", str(scale),

@@ -1,17 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief The option parser shared by the example programs and popalloc-compare: "--name value",
-/// "--name=value" and flags, each option at most once, unknown options rejected.
+/// \brief The command-line layer shared by the five programs (and the option parser of
+/// popalloc-compare and bench_families): "--name value", "--name=value" and flags, each option
+/// at most once, unknown options rejected; the options every program accepts with one meaning
+/// (docs/output-format.md), --version, progress on stderr and the JSON envelope.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdio>
 #include <functional>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
+#include <vector>
+
+#include <popalloc/config.hpp>
+#include <popalloc/io/json.hpp>
+#include <popalloc/version.hpp>
 
 namespace popalloc_cli {
 
@@ -24,24 +36,28 @@ struct option_spec {
 /// \brief Given options by name; flags map to "".
 using given_options = std::map<std::string, std::string, std::less<>>;
 
-/// \brief Parses argv against `options`; every problem is reported through `usage_error`
-/// (which must not return), so each program words its own pointer to --help. With
-/// `dashes_end_value`, an argument starting with "--" is never taken as the previous option's
-/// value ("--rounds --output x" is "--rounds needs a value", not rounds = "--output").
-template <std::size_t N, class UsageError>
-given_options parse_arguments(int argc, char** argv, const option_spec (&options)[N],
-                              UsageError usage_error, bool dashes_end_value = false) {
+namespace detail {
+
+template <class UsageError>
+given_options parse(int argc, char** argv, const option_spec* begin, const option_spec* end,
+                    const option_spec* common_begin, const option_spec* common_end,
+                    UsageError& usage_error, bool dashes_end_value) {
   given_options given;
   for (int k = 1; k < argc; ++k) {
     std::string_view argument = argv[k];
+    // -h is the one short option: what a user tries first when a program is new to them.
+    if (argument == "-h" && common_begin != common_end) argument = "--help";
     if (argument.substr(0, 2) != "--" || argument.size() == 2)
       usage_error("unexpected argument '" + std::string(argument) + "'");
     argument.remove_prefix(2);
     const std::size_t equals = argument.find('=');
     const std::string_view name = argument.substr(0, equals);
-    const auto spec = std::find_if(std::begin(options), std::end(options),
-                                   [&](const option_spec& o) { return o.name == name; });
-    if (spec == std::end(options)) usage_error("unknown option '--" + std::string(name) + "'");
+    auto named = [&](const option_spec& o) { return o.name == name; };
+    const option_spec* spec = std::find_if(begin, end, named);
+    if (spec == end) {
+      spec = std::find_if(common_begin, common_end, named);
+      if (spec == common_end) usage_error("unknown option '--" + std::string(name) + "'");
+    }
     std::string value;
     if (spec->takes_value) {
       if (equals != std::string_view::npos) {
@@ -59,6 +75,173 @@ given_options parse_arguments(int argc, char** argv, const option_spec (&options
       usage_error("option --" + std::string(name) + " given twice");
   }
   return given;
+}
+
+}  // namespace detail
+
+/// \brief Parses argv against `options` only; every problem is reported through `usage_error`
+/// (which must not return), so each program words its own pointer to --help. With
+/// `dashes_end_value`, an argument starting with "--" is never taken as the previous option's
+/// value ("--rounds --output x" is "--rounds needs a value", not rounds = "--output").
+template <std::size_t N, class UsageError>
+given_options parse_arguments(int argc, char** argv, const option_spec (&options)[N],
+                              UsageError usage_error, bool dashes_end_value = false) {
+  return detail::parse(argc, argv, std::begin(options), std::end(options), nullptr, nullptr,
+                       usage_error, dashes_end_value);
+}
+
+/// \brief The options of every program, with one meaning each (docs/output-format.md
+/// "Common options"); a program lists only its own options and handles all of these.
+inline constexpr option_spec kCommonOptions[] = {
+    {"help", false},  {"version", false}, {"threads", true},  {"seed", true},
+    {"output", true}, {"quiet", false},   {"verbose", false}, {"time-limit", true},
+};
+
+/// \brief parse_arguments() over the program's options and kCommonOptions, with -h for --help.
+/// --quiet with --verbose is an error.
+template <std::size_t N, class UsageError>
+given_options parse_program_arguments(int argc, char** argv, const option_spec (&options)[N],
+                                      UsageError usage_error, bool dashes_end_value = false) {
+  given_options given =
+      detail::parse(argc, argv, std::begin(options), std::end(options), std::begin(kCommonOptions),
+                    std::end(kCommonOptions), usage_error, dashes_end_value);
+  if (given.count("quiet") != 0 && given.count("verbose") != 0)
+    usage_error("--quiet and --verbose cannot be combined");
+  return given;
+}
+
+/// \brief What a program prints besides its outputs and its errors and warnings (stderr):
+/// quiet: nothing; normal: the summary on stdout and, for runs past their first second, progress
+/// on stderr; verbose: also the per-item table (jobs, rounds) on stdout and progress from the
+/// start.
+enum class verbosity { quiet, normal, verbose };
+
+inline verbosity verbosity_of(const given_options& given) {
+  if (given.count("quiet") != 0) return verbosity::quiet;
+  if (given.count("verbose") != 0) return verbosity::verbose;
+  return verbosity::normal;
+}
+
+/// \brief The --version text: the popalloc version, the compute backends compiled into this
+/// program, and the LP/MILP libraries the build found (which this program uses, if any).
+/// `backends` lists the backends beyond "cpu"; `uses` the libraries this program calls.
+inline std::string version_text(std::string_view program, std::string_view backends,
+                                std::string_view uses) {
+  std::string out = std::string(program) + " " + popalloc::version_string + "\n";
+  out += "backends: cpu (OpenMP ";
+  out += POPALLOC_OPENMP_ACTIVE ? "on" : "off";
+  out += ")";
+  if (!backends.empty()) out += ", " + std::string(backends);
+  out += "\nLP/MILP libraries found by the build: ";
+  std::string found;
+#ifdef POPALLOC_CLI_CLP_VERSION
+  found += std::string("COIN-OR CLP ") + POPALLOC_CLI_CLP_VERSION;
+#endif
+#ifdef POPALLOC_CLI_CBC_VERSION
+  found += std::string(found.empty() ? "" : ", ") + "COIN-OR CBC " + POPALLOC_CLI_CBC_VERSION;
+#endif
+#ifdef POPALLOC_CLI_HAVE_GLPK
+  found += std::string(found.empty() ? "" : ", ") + "GLPK";
+#endif
+  out += found.empty() ? "none" : found;
+  out += "\nused by " + std::string(program) + ": ";
+  out += uses.empty() ? "none" : std::string(uses);
+  out += "\n";
+  return out;
+}
+
+/// \brief Seconds between progress lines, and the quiet start: a run that ends within its first
+/// second prints none.
+inline constexpr double kProgressFirstSeconds = 1.0;
+inline constexpr double kProgressIntervalSeconds = 1.0;
+
+/// \brief Progress for a library call that reports none (the cluster policies, the TE solvers)
+/// or whose steps can each take long (load-balancing rounds): a thread prints
+/// "  LABEL[ STATE]  elapsed S s" to stderr every second after the first (verbose: from the
+/// start), until the object is destroyed. `state`, if given, is called on that thread, so what it
+/// reads must be atomic.
+class heartbeat {
+ public:
+  heartbeat(verbosity level, std::string label, std::function<std::string()> state = {}) {
+    if (level == verbosity::quiet) return;
+    const double first = level == verbosity::verbose ? 0.0 : kProgressFirstSeconds;
+    thread_ = std::thread([this, label = std::move(label), state = std::move(state), first] {
+      const auto start = std::chrono::steady_clock::now();
+      auto wake = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(first));
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (!done_) {
+        if (cv_.wait_until(lock, wake, [this] { return done_; })) break;
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const std::string now = state ? " " + state() : std::string();
+        std::fprintf(stderr, "  %s%s  elapsed %7.1f s\n", label.c_str(), now.c_str(), elapsed);
+        wake += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(kProgressIntervalSeconds));
+      }
+    });
+  }
+  heartbeat(const heartbeat&) = delete;
+  heartbeat& operator=(const heartbeat&) = delete;
+  ~heartbeat() {
+    if (!thread_.joinable()) return;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+/// \brief The version of the JSON layout of every program's --output (docs/output-format.md);
+/// raised when a key is renamed or removed or changes meaning.
+inline constexpr int kSchemaVersion = 1;
+
+/// \brief What every JSON output opens with: the layout version, the program and the popalloc
+/// version, the command line and the inputs' names.
+struct run_record {
+  std::string program;
+  std::vector<std::string> command_line;
+  /// Role (e.g. "trace") -> file name, or a description in angle brackets for a built-in or
+  /// generated input ("<built-in Gavel throughputs>").
+  std::vector<std::pair<std::string, std::string>> inputs;
+
+  run_record(std::string name, int argc, char** argv) : program(std::move(name)) {
+    for (int k = 0; k < argc; ++k) command_line.emplace_back(argv[k]);
+  }
+  void input(std::string role, std::string name) {
+    inputs.emplace_back(std::move(role), std::move(name));
+  }
+};
+
+/// \brief Appends the envelope's members, each on its own line indented by two spaces and
+/// followed by ",\n": call it right after the opening "{\n".
+inline void append_envelope(std::string& out, const run_record& run) {
+  namespace json = popalloc::io::json;
+  out += "  \"schema_version\": " + std::to_string(kSchemaVersion) + ",\n  \"program\": ";
+  json::append_string(out, run.program);
+  out += ",\n  \"popalloc_version\": ";
+  json::append_string(out, popalloc::version_string);
+  out += ",\n  \"command_line\": [";
+  for (std::size_t k = 0; k < run.command_line.size(); ++k) {
+    if (k != 0) out += ", ";
+    json::append_string(out, run.command_line[k]);
+  }
+  out += "],\n  \"inputs\": {";
+  for (std::size_t k = 0; k < run.inputs.size(); ++k) {
+    if (k != 0) out += ", ";
+    json::append_string(out, run.inputs[k].first);
+    out += ": ";
+    json::append_string(out, run.inputs[k].second);
+  }
+  out += "},\n";
 }
 
 }  // namespace popalloc_cli

@@ -3,6 +3,7 @@
 // (COIN-OR CBC), popalloc's price-discovery LP relaxation + repair, or the greedy heuristic, each
 // optionally under POP. `popalloc-lb --help` documents it; docs/load-balancing.md the method.
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -71,14 +73,20 @@ Options:
   --tolerance TOL     price: relative duality gap of the LP relaxation, 0 < TOL < 0.1
                       (default 1e-4)
   --threads T         price: OpenMP threads of the LP solve (default 0: OpenMP default)
-  --output FILE       JSON: solver, k, rounds [{round, shards_moved, max_load_deviation, seconds,
-                      cpu_seconds, exponent, status, solver_status, placement_from, message}],
-                      avg_shards_moved, avg_seconds, avg_cpu_seconds, worst_load_deviation (over
-                      the counted rounds), solver_status_rounds, and the settings
-  --quiet             no per-round lines
-  --help              this text
+  --output FILE       JSON (share/popalloc/schemas/popalloc-lb.schema.json,
+                      docs/output-format.md): schema_version, program, popalloc_version,
+                      command_line, inputs, status, seconds, solver, pop_parts, rounds [{round,
+                      shards_moved, max_load_deviation, seconds, cpu_seconds, exponent, status,
+                      solver_status, placement_from, message}], avg_shards_moved, avg_seconds,
+                      avg_cpu_seconds, worst_load_deviation (over the counted rounds),
+                      solver_status_rounds, and the settings
+  --quiet             nothing on stdout, no progress
+  --verbose           also a line per round on stdout
+  -h, --help          this text
+  --version           popalloc version, backends, LP/MILP libraries
 
-Per round it prints: round, exponent z, shards moved (new replicas), max load deviation
+It prints the settings and the averages over the counted rounds, and progress on stderr (the
+round reached) once a run takes more than a second. With --verbose, per round: round, exponent z, shards moved (new replicas), max load deviation
 (max over servers of |load - mean| / mean), wall-clock and CPU seconds (this process and its CBC
 children), status (balanced, or unbalanced when the solver could not meet every constraint, e.g.
 greedy never splits a shard heavier than the band) and, for milp, how CBC ended (the worst over
@@ -98,11 +106,9 @@ arguments (nothing is written), 1 internal error.
 using popalloc_cli::option_spec;
 
 constexpr option_spec kOptions[] = {
-    {"shards", true},     {"servers", true}, {"rounds", true},     {"skip", true},
-    {"seed", true},       {"solver", true},  {"pop", true},        {"epsilon", true},
-    {"max-memory", true}, {"mip-gap", true}, {"time-limit", true}, {"milp-start", true},
-    {"tolerance", true},  {"threads", true}, {"output", true},     {"quiet", false},
-    {"help", false},
+    {"shards", true},  {"servers", true},    {"rounds", true},    {"skip", true},
+    {"solver", true},  {"pop", true},        {"epsilon", true},   {"max-memory", true},
+    {"mip-gap", true}, {"milp-start", true}, {"tolerance", true},
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -110,8 +116,8 @@ constexpr option_spec kOptions[] = {
 }
 
 std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
-  return popalloc_cli::parse_arguments(argc, argv, kOptions, usage_error,
-                                       /*dashes_end_value=*/true);
+  return popalloc_cli::parse_program_arguments(argc, argv, kOptions, usage_error,
+                                               /*dashes_end_value=*/true);
 }
 
 long long parse_integer(std::string_view text, const std::string& option, long long minimum,
@@ -146,11 +152,11 @@ struct settings {
   bool milp_start = true;
   int threads = 0;
   std::string output;
-  bool quiet = false;
+  popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
   popalloc_lb::milp_fault fault = popalloc_lb::milp_fault::none;
 };
 
-settings read_settings(int argc, char** argv, bool& help) {
+settings read_settings(int argc, char** argv, bool& help, bool& version) {
   settings s;
   if (argc == 1) {  // the quick demo (also the CTest smoke test)
     s.shards = 256;
@@ -160,8 +166,9 @@ settings read_settings(int argc, char** argv, bool& help) {
     return s;
   }
   const auto given = parse_arguments(argc, argv);
-  if (given.count("help")) {
-    help = true;
+  if (given.count("help") != 0 || given.count("version") != 0) {
+    help = given.count("help") != 0;
+    version = !help;
     return s;
   }
   auto get = [&](const char* name) -> const std::string* {
@@ -205,7 +212,7 @@ settings read_settings(int argc, char** argv, bool& help) {
     // Now, not after the rounds: a typo must not cost the whole run.
     popalloc::io::check_output_path(s.output);
   }
-  s.quiet = given.count("quiet") != 0;
+  s.verbosity = popalloc_cli::verbosity_of(given);
   // Options of another solver do nothing; say so rather than let the user believe they did.
   auto ignored = [&](std::initializer_list<const char*> names, const char* applies_to) {
     for (const char* name : names)
@@ -348,12 +355,30 @@ lb::placement normalised(const lb::placement& p) {
 }
 
 int run(int argc, char** argv) {
-  bool help = false;
-  const settings s = read_settings(argc, argv, help);
+  bool help = false, version = false;
+  const settings s = read_settings(argc, argv, help, version);
   if (help) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (version) {
+    std::fputs(popalloc_cli::version_text("popalloc-lb", "",
+                                          milp_available() ? "COIN-OR CBC (--solver milp)" : "")
+                   .c_str(),
+               stdout);
+    return 0;
+  }
+  const bool quiet = s.verbosity == popalloc_cli::verbosity::quiet;
+  const bool verbose = s.verbosity == popalloc_cli::verbosity::verbose;
+  // Rounds of a large instance take seconds each: the heartbeat reports from within a round.
+  std::atomic<long long> round_now{0};
+  std::optional<popalloc_cli::heartbeat> beat;
+  beat.emplace(s.verbosity == popalloc_cli::verbosity::normal ? popalloc_cli::verbosity::normal
+                                                              : popalloc_cli::verbosity::quiet,
+               "popalloc-lb:", [&round_now, rounds = s.rounds] {
+                 return "round " + std::to_string(round_now.load() + 1) + "/" +
+                        std::to_string(rounds);
+               });
   const auto shards = static_cast<std::size_t>(s.shards);
   const auto servers = static_cast<std::int32_t>(s.servers);
   lb::zipf_workload workload(shards, servers, s.seed, s.max_memory);
@@ -402,13 +427,18 @@ int run(int argc, char** argv) {
     return r;
   };
 
-  if (!s.quiet)
+  if (!quiet) {
     std::printf(
         "popalloc-lb: %lld shards, %lld servers, %lld rounds (first %lld skipped), seed "
-        "%lld, solver %s, pop k = %d\n%6s %7s %8s %10s %10s %10s  %s\n",
-        s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop, "round", "z",
-        "moved", "deviation", "seconds", "cpu", "status");
+        "%lld, solver %s, pop k = %d\n",
+        s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop);
+    if (verbose)
+      std::printf("%6s %7s %8s %10s %10s %10s  %s\n", "round", "z", "moved", "deviation", "seconds",
+                  "cpu", "status");
+    std::fflush(stdout);
+  }
   std::vector<round_record> records;
+  double total_seconds = 0.0;
   std::map<std::string, long long> solver_status_rounds;
   for (long long round = 0; round < s.rounds; ++round) {
     round_record rec;
@@ -442,7 +472,9 @@ int run(int argc, char** argv) {
     rec.moved = c.new_replicas;
     rec.deviation = c.max_load_deviation;
     current = std::move(r.result);
-    if (!s.quiet) {
+    total_seconds += rec.seconds;
+    round_now.store(std::min(round + 1, s.rounds - 1));
+    if (verbose) {
       const std::string milp =
           s.solver == "milp" ? " [" + rec.solver_status + " -> " + rec.placement_from + "]" : "";
       std::printf("%6lld %7.4f %8lld %10.6f %10.4f %10.4f  %s%s%s%s\n", round, rec.exponent,
@@ -453,6 +485,7 @@ int run(int argc, char** argv) {
     }
     records.push_back(std::move(rec));
   }
+  beat.reset();
   double moved = 0.0, seconds = 0.0, cpu_seconds = 0.0, worst = 0.0;
   long long counted = 0, balanced = 0;
   for (const auto& rec : records) {
@@ -467,11 +500,12 @@ int run(int argc, char** argv) {
   const double avg_moved = moved / static_cast<double>(counted);
   const double avg_seconds = seconds / static_cast<double>(counted);
   const double avg_cpu_seconds = cpu_seconds / static_cast<double>(counted);
-  std::printf(
-      "average over rounds %lld..%lld: shards moved %.2f, seconds %.4f (cpu %.4f), worst "
-      "load deviation %.6f, balanced rounds %lld/%lld\n",
-      s.skip, s.rounds - 1, avg_moved, avg_seconds, avg_cpu_seconds, worst, balanced, counted);
-  if (s.solver == "milp") {
+  if (!quiet)
+    std::printf(
+        "average over rounds %lld..%lld: shards moved %.2f, seconds %.4f (cpu %.4f), worst "
+        "load deviation %.6f, balanced rounds %lld/%lld\n",
+        s.skip, s.rounds - 1, avg_moved, avg_seconds, avg_cpu_seconds, worst, balanced, counted);
+  if (s.solver == "milp" && !quiet) {
     std::string summary;
     for (const auto& [status, count] : solver_status_rounds)
       summary += (summary.empty() ? "" : ", ") + status + " " + std::to_string(count);
@@ -480,7 +514,16 @@ int run(int argc, char** argv) {
   if (!s.output.empty()) {
     popalloc::io::atomic_output_file file(s.output);
     std::string& o = file.buffer();
-    o += "{\n  \"solver\": " + quoted(s.solver) + ",\n  \"k\": " + std::to_string(s.pop) +
+    o += "{\n";
+    popalloc_cli::run_record run("popalloc-lb", argc, argv);
+    run.input("workload", "<generated Zipf loads, seed " + std::to_string(s.seed) + ">");
+    popalloc_cli::append_envelope(o, run);
+    bool all_balanced = true;
+    for (const auto& rec : records) all_balanced = all_balanced && rec.status == "balanced";
+    // balanced: every round, skipped ones too, met the band.
+    o += "  \"status\": " + quoted(all_balanced ? "balanced" : "unbalanced") +
+         ",\n  \"seconds\": " + number(total_seconds) + ",\n  \"solver\": " + quoted(s.solver) +
+         ",\n  \"pop_parts\": " + std::to_string(s.pop) +
          ",\n  \"shards\": " + std::to_string(s.shards) +
          ",\n  \"servers\": " + std::to_string(s.servers) +
          ",\n  \"seed\": " + std::to_string(s.seed) + ",\n  \"skip\": " + std::to_string(s.skip) +

@@ -18,6 +18,7 @@
 #include <popalloc/cluster/cluster_spec.hpp>
 #include <popalloc/cluster/job.hpp>
 #include <popalloc/cluster/job_generator.hpp>
+#include <popalloc/cluster/packed_policies.hpp>
 #include <popalloc/cluster/policies.hpp>
 #include <popalloc/cluster/throughputs.hpp>
 #include <popalloc/cluster/trace.hpp>
@@ -26,7 +27,10 @@
 #include <popalloc/io/json.hpp>
 #include <popalloc/io/text_file.hpp>
 
+#include "../common/command_line.hpp"
+#include "../common/shipped_throughputs.hpp"
 #include "embedded_throughputs.hpp"
+#include "scheduler_state.hpp"
 
 namespace popalloc_schedule {
 namespace {
@@ -52,9 +56,16 @@ Input:
   --trace FILE        Gavel trace, 10 tab-separated columns per job (job i = line order)
   --jobs N            generate N jobs like Gavel's generator instead (job i = generation order)
   --seed S            generator seed (default 1)
-  --single-gpu        generated jobs all have scale factor 1 (default: 1/2/4/8 at 70/10/15/5 %)
+  --single-gpu        generated jobs all have scale factor 1
+  --multi-gpu         generated jobs get scale factors 1/2/4/8 at 70/10/15/5 % (the default;
+                      popalloc-simulate's default is --single-gpu)
   --multi-priority    generated jobs get priority 5 with probability 0.2
   --jobs-per-hour R   generated arrival times: Poisson at R jobs/hour (default: all at t = 0)
+  --state FILE        a live scheduler's state instead of --trace/--jobs: JSON {"cluster":
+                      {TYPE: COUNT}, "jobs": [{"id", "throughputs" {TYPE: steps/s},
+                      "scale_factor", "priority_weight", "total_steps", "remaining_steps",
+                      "arrival_time", "slo", "job_type"}]} (what Gavel's get_allocation
+                      receives; docs/cluster-scheduling.md). No --throughputs or --cluster
   --slo               generated jobs get an SLO in {1.2, 2, 10} (probability 1/3 each): the
                       deadline is arrival + SLO * duration on the reference GPU (V100)
 
@@ -63,14 +74,16 @@ Policy:
                       min-makespan | finish-time-fairness | isolated | fifo
   --heterogeneity-agnostic   Gavel's agnostic variant (max-min, proportional: every
                       throughput 1; others: the V100 throughput on every type)
+  --water-filling     max-min: keep raising the other jobs after the minimum is fixed (Gavel's
+                      max_min_fairness_water_filling; the default, popalloc-simulate's is plain)
   --no-water-filling  max-min: plain max-min (only the minimum is raised)
   --gpu-cost TYPE:PRICE,...  max-throughput: maximise throughput per unit price
   --no-slo-floors     max-throughput: ignore the jobs' SLOs (by default a job with an SLO
                       must reach the throughput that meets its deadline; if the floors cannot
                       all be met they are dropped, as Gavel does, and the output says so)
-  --tolerance TOL     relative accuracy, 0 < TOL < 0.1 (default 1e-6)
+  --tolerance TOL     relative accuracy, 0 < TOL < 0.1 (default 1e-6; popalloc-simulate's 1e-4)
   --threads N         OpenMP threads (default 0: OpenMP default)
-  --time-limit SEC    wall-clock limit of the solve
+  --time-limit SEC    wall-clock limit of each core solve
 
 POP:
   --pop K             split the jobs into K random parts, each with 1/K of every GPU type
@@ -80,12 +93,32 @@ POP:
   --compare-full      with --pop K > 1: also solve the whole problem and report the mean
                       effective-throughput ratio POP / full and the speed-up
 
+Space sharing:
+  --space-sharing     Gavel's packed policies: two jobs of the same scale factor may also
+                      share GPUs at their co-located throughputs (max-min-fairness, plain, or
+                      max-throughput; not with --heterogeneity-agnostic, --gpu-cost, SLO floors,
+                      --water-filling, --state or --allocation). Needs the co-located entries of
+                      --throughputs FILE; without it the shipped
+                      share/popalloc/gavel/simulation_throughputs.json is read
+  --pair-threshold X  offer a pair on a type only if T_pair_a / T_a + T_pair_b / T_b >= X
+                      (default 1: lower pairs are dominated by running the two jobs in turn;
+                      Gavel's packed FIFO uses 1.5)
+
 Output:
-  --output FILE       JSON: policy, objective, bound, status, seconds, cluster, summary, pop,
+  --output FILE       JSON (share/popalloc/schemas/popalloc-schedule.schema.json,
+                      docs/output-format.md): schema_version, program, popalloc_version,
+                      command_line, inputs, policy, objective, dual_bound, relative_gap,
+                      status, seconds, pop_parts, space_sharing, cluster, summary, pop,
                       jobs [{id, job_type, scale_factor, allocation {type: fraction},
-                      effective_throughput, normalized_throughput}]
-  --quiet             no per-job table on stdout (the summary is still printed)
-  --help              this text
+                      effective_throughput, normalized_throughput}]; with --space-sharing also
+                      pairs [{first, second, gpu_type, fraction, first_throughput,
+                      second_throughput}] (allocation is then each job's time alone)
+  --allocation FILE   the allocation in Gavel's layout: {"JOB_ID": {"TYPE": fraction}}
+  --write-state FILE  the jobs and cluster of this run as a --state file
+  --quiet             nothing on stdout (errors and warnings still go to stderr)
+  --verbose           also the per-job table, and progress from the start
+  -h, --help          this text
+  --version           popalloc version, backends, LP/MILP libraries
 
 Objective (Gavel, OSDI 2020): max-min: min_i s_i ET_i / (w_i P_i) (P_i = sum_w T_iw n_w / N);
 makespan: seconds; finish-time fairness: max_i rho_i; proportional: sum_i w_i log(ET_i / P_i);
@@ -126,8 +159,11 @@ struct arguments {
   std::uint64_t pop_seed = 0;
   std::string pop_strategy = "uniform-random";
   bool compare_full = false;
-  std::string output;
-  bool quiet = false;
+  bool space_sharing = false;
+  double pair_threshold = 1.0;
+  std::string output, allocation, state, write_state;
+  popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
+  bool help = false, version = false;
 };
 
 template <class T>
@@ -153,101 +189,168 @@ double parse_real(std::string_view flag, std::string_view text) {
 /// more would exhaust memory long before an answer; the limit fails fast instead.
 constexpr std::int64_t kMaxJobs = 10'000'000;
 
+using popalloc_cli::option_spec;
+
+constexpr option_spec kOptions[] = {
+    {"throughputs", true},
+    {"cluster", true},
+    {"trace", true},
+    {"jobs", true},
+    {"single-gpu", false},
+    {"multi-gpu", false},
+    {"multi-priority", false},
+    {"jobs-per-hour", true},
+    {"slo", false},
+    {"no-slo-floors", false},
+    {"policy", true},
+    {"heterogeneity-agnostic", false},
+    {"water-filling", false},
+    {"no-water-filling", false},
+    {"gpu-cost", true},
+    {"tolerance", true},
+    {"pop", true},
+    {"pop-seed", true},
+    {"pop-strategy", true},
+    {"compare-full", false},
+    {"space-sharing", false},
+    {"pair-threshold", true},
+    {"state", true},
+    {"write-state", true},
+    {"allocation", true},
+};
+
+[[noreturn]] void fail_usage(const std::string& what) {
+  throw usage_error(what + " (see popalloc-schedule --help)");
+}
+
 arguments parse_arguments(int argc, char** argv) {
+  const popalloc_cli::given_options given =
+      popalloc_cli::parse_program_arguments(argc, argv, kOptions, fail_usage);
   arguments a;
-  bool have_jobs = false;
-  std::vector<std::string_view> seen;
-  for (int k = 1; k < argc; ++k) {
-    const std::string_view flag = argv[k];
-    if (std::find(seen.begin(), seen.end(), flag) != seen.end())
-      throw usage_error("option " + std::string(flag) + " given twice");
-    seen.push_back(flag);
-    auto value = [&]() -> std::string_view {
-      if (k + 1 >= argc) throw usage_error(std::string(flag) + " needs a value");
-      return argv[++k];
-    };
-    if (flag == "--help" || flag == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (flag == "--throughputs") {
-      a.throughputs = value();
-    } else if (flag == "--cluster") {
-      a.cluster = value();
-    } else if (flag == "--trace") {
-      a.trace = value();
-    } else if (flag == "--jobs") {
-      a.jobs = parse_integer<std::int64_t>(flag, value(), 1);
-      if (a.jobs > kMaxJobs)
-        throw usage_error("--jobs must be <= " + std::to_string(kMaxJobs) + ", got " +
-                          std::to_string(a.jobs));
-      have_jobs = true;
-    } else if (flag == "--seed") {
-      a.seed = parse_integer<std::uint64_t>(flag, value(), 0);
-    } else if (flag == "--single-gpu") {
-      a.single_gpu = true;
-    } else if (flag == "--multi-priority") {
-      a.multi_priority = true;
-    } else if (flag == "--slo") {
-      a.slos = true;
-    } else if (flag == "--no-slo-floors") {
-      a.slo_floors = false;
-    } else if (flag == "--jobs-per-hour") {
-      a.jobs_per_hour = parse_real(flag, value());
-      if (!(a.jobs_per_hour > 0.0)) throw usage_error("--jobs-per-hour must be > 0");
-    } else if (flag == "--policy") {
-      a.policy = value();
-    } else if (flag == "--heterogeneity-agnostic") {
-      a.agnostic = true;
-    } else if (flag == "--no-water-filling") {
-      a.water_filling = false;
-    } else if (flag == "--gpu-cost") {
-      a.gpu_cost = value();
-    } else if (flag == "--tolerance") {
-      a.tolerance = parse_real(flag, value());
-      if (!(a.tolerance > 0.0 && a.tolerance < 0.1))
-        throw usage_error("--tolerance must be in (0, 0.1)");
-    } else if (flag == "--threads") {
-      a.threads = parse_integer<int>(flag, value(), 0);
-    } else if (flag == "--time-limit") {
-      a.time_limit = parse_real(flag, value());
-      if (!(a.time_limit > 0.0)) throw usage_error("--time-limit must be > 0");
-    } else if (flag == "--pop") {
-      a.pop = parse_integer<int>(flag, value(), 1);
-    } else if (flag == "--pop-seed") {
-      a.pop_seed = parse_integer<std::uint64_t>(flag, value(), 0);
-    } else if (flag == "--pop-strategy") {
-      a.pop_strategy = value();
-    } else if (flag == "--compare-full") {
-      a.compare_full = true;
-    } else if (flag == "--output") {
-      a.output = value();
-      if (a.output.empty()) throw usage_error("--output needs a file name");
-    } else if (flag == "--quiet") {
-      a.quiet = true;
-    } else {
-      throw usage_error("unknown option '" + std::string(flag) + "' (see --help)");
-    }
+  auto value_of = [&](const char* name) -> const std::string* {
+    const auto found = given.find(name);
+    return found == given.end() ? nullptr : &found->second;
+  };
+  auto has = [&](const char* name) { return given.count(name) != 0; };
+  a.help = has("help");
+  a.version = has("version");
+  if (const auto* v = value_of("throughputs")) a.throughputs = *v;
+  if (const auto* v = value_of("cluster")) a.cluster = *v;
+  if (const auto* v = value_of("trace")) a.trace = *v;
+  if (const auto* v = value_of("jobs")) {
+    a.jobs = parse_integer<std::int64_t>("--jobs", *v, 1);
+    if (a.jobs > kMaxJobs)
+      throw usage_error("--jobs must be <= " + std::to_string(kMaxJobs) + ", got " +
+                        std::to_string(a.jobs));
   }
-  if (!a.trace.empty() && have_jobs) throw usage_error("give either --trace or --jobs, not both");
-  if (a.trace.empty() && !have_jobs) a.jobs = 64;  // the built-in default run
+  if (const auto* v = value_of("seed")) a.seed = parse_integer<std::uint64_t>("--seed", *v, 0);
+  if (has("single-gpu") && has("multi-gpu"))
+    throw usage_error("--single-gpu and --multi-gpu cannot be combined");
+  a.single_gpu = has("single-gpu");
+  a.multi_priority = has("multi-priority");
+  a.slos = has("slo");
+  a.slo_floors = !has("no-slo-floors");
+  if (const auto* v = value_of("jobs-per-hour")) {
+    a.jobs_per_hour = parse_real("--jobs-per-hour", *v);
+    if (!(a.jobs_per_hour > 0.0)) throw usage_error("--jobs-per-hour must be > 0");
+  }
+  if (const auto* v = value_of("policy")) a.policy = *v;
+  a.agnostic = has("heterogeneity-agnostic");
+  if (has("water-filling") && has("no-water-filling"))
+    throw usage_error("--water-filling and --no-water-filling cannot be combined");
+  a.water_filling = !has("no-water-filling");
+  if (const auto* v = value_of("gpu-cost")) a.gpu_cost = *v;
+  if (const auto* v = value_of("tolerance")) {
+    a.tolerance = parse_real("--tolerance", *v);
+    if (!(a.tolerance > 0.0 && a.tolerance < 0.1))
+      throw usage_error("--tolerance must be in (0, 0.1)");
+  }
+  if (const auto* v = value_of("threads")) a.threads = parse_integer<int>("--threads", *v, 0);
+  if (const auto* v = value_of("time-limit")) {
+    a.time_limit = parse_real("--time-limit", *v);
+    if (!(a.time_limit > 0.0)) throw usage_error("--time-limit must be > 0");
+  }
+  if (const auto* v = value_of("pop")) a.pop = parse_integer<int>("--pop", *v, 1);
+  if (const auto* v = value_of("pop-seed"))
+    a.pop_seed = parse_integer<std::uint64_t>("--pop-seed", *v, 0);
+  if (const auto* v = value_of("pop-strategy")) a.pop_strategy = *v;
+  a.compare_full = has("compare-full");
+  a.space_sharing = has("space-sharing");
+  if (const auto* v = value_of("pair-threshold")) {
+    a.pair_threshold = parse_real("--pair-threshold", *v);
+    if (!(a.pair_threshold >= 0.0)) throw usage_error("--pair-threshold must be >= 0");
+  }
+  if (const auto* v = value_of("output")) {
+    a.output = *v;
+    if (a.output.empty()) throw usage_error("--output needs a file name");
+  }
+  for (const char* name : {"allocation", "state", "write-state"})
+    if (const auto* v = value_of(name); v != nullptr && v->empty())
+      throw usage_error(std::string("--") + name + " needs a file name");
+  if (const auto* v = value_of("allocation")) a.allocation = *v;
+  if (const auto* v = value_of("state")) a.state = *v;
+  if (const auto* v = value_of("write-state")) a.write_state = *v;
+  a.verbosity = popalloc_cli::verbosity_of(given);
+  if (a.help || a.version) return a;
+
+  if (a.space_sharing) {
+    // What the packed policies do not implement is refused here, before any file is read.
+    pc::policy_kind policy{};
+    try {
+      policy = pc::parse_policy(a.policy);
+    } catch (const popalloc::invalid_options& e) {
+      throw usage_error(std::string("--policy: ") + e.what());
+    }
+    if (policy != pc::policy_kind::max_min_fairness && policy != pc::policy_kind::max_throughput)
+      throw usage_error("--space-sharing runs --policy max-min-fairness or max-throughput, not " +
+                        a.policy);
+    auto refuse = [](const std::string& what, const char* why) {
+      throw usage_error("--space-sharing cannot be combined with " + what + " (" + why + ")");
+    };
+    if (a.agnostic)
+      refuse("--heterogeneity-agnostic", "the packed policies are heterogeneity-aware");
+    if (has("water-filling"))
+      refuse("--water-filling",
+             "packed max-min is plain max-min; use --no-water-filling or neither");
+    if (!a.gpu_cost.empty()) refuse("--gpu-cost", "GPU costs are not supported with sharing");
+    if (policy == pc::policy_kind::max_throughput && a.slos && a.slo_floors)
+      refuse("SLO floors", "add --no-slo-floors");
+    if (!a.state.empty())
+      refuse("--state", "a state has no job types, so no co-located throughputs");
+    if (!a.allocation.empty())
+      refuse("--allocation", "Gavel's layout has no pairs; --output lists them");
+  } else if (has("pair-threshold")) {
+    throw usage_error("--pair-threshold needs --space-sharing");
+  }
+
+  if (!a.state.empty()) {
+    // The state holds the cluster and the jobs with their throughputs.
+    for (const char* other : {"throughputs", "cluster", "trace", "jobs", "seed", "single-gpu",
+                              "multi-gpu", "multi-priority", "jobs-per-hour", "slo"})
+      if (has(other))
+        throw usage_error(std::string("--") + other + " cannot be combined with --state");
+    return a;
+  }
+  if (!a.trace.empty() && has("jobs")) throw usage_error("give either --trace or --jobs, not both");
+  if (a.trace.empty() && !has("jobs")) a.jobs = 64;  // the built-in default run
   if (a.compare_full && a.pop == 1) throw usage_error("--compare-full needs --pop K with K > 1");
   // Options of one mode given in another do nothing; say so rather than let the user believe.
-  auto warn = [](const char* what) {
-    std::fprintf(stderr, "popalloc-schedule: warning: %s\n", what);
+  auto warn = [](const std::string& what) {
+    std::fprintf(stderr, "popalloc-schedule: warning: %s\n", what.c_str());
   };
   if (!a.trace.empty()) {
     for (const char* generator_only :
-         {"--seed", "--single-gpu", "--multi-priority", "--jobs-per-hour", "--slo"})
-      if (std::find(seen.begin(), seen.end(), generator_only) != seen.end())
-        throw usage_error(std::string(generator_only) + " is for generated jobs, not --trace");
+         {"seed", "single-gpu", "multi-gpu", "multi-priority", "jobs-per-hour", "slo"})
+      if (has(generator_only))
+        throw usage_error(std::string("--") + generator_only +
+                          " is for generated jobs, not --trace");
   }
   if (a.pop == 1) {
-    for (const char* pop_only : {"--pop-seed", "--pop-strategy"})
-      if (std::find(seen.begin(), seen.end(), pop_only) != seen.end())
-        warn((std::string(pop_only) + " does nothing without --pop K > 1").c_str());
+    for (const char* pop_only : {"pop-seed", "pop-strategy"})
+      if (has(pop_only)) warn(std::string("--") + pop_only + " does nothing without --pop K > 1");
   }
-  if (a.policy != "max-min-fairness" && !a.water_filling)
-    warn("--no-water-filling only applies to --policy max-min-fairness");
+  if (a.policy != "max-min-fairness" && (!a.water_filling || has("water-filling")))
+    warn("--water-filling and --no-water-filling only apply to --policy max-min-fairness");
   if (a.policy != "max-throughput" && (!a.gpu_cost.empty() || !a.slo_floors))
     warn("--gpu-cost and --no-slo-floors only apply to --policy max-throughput");
   return a;
@@ -334,24 +437,90 @@ void append_key(std::string& out, const char* key) {
   out += ": ";
 }
 
+void print_summary(const arguments& args, const pc::policy_options& o,
+                   const pc::cluster_allocation& a, const summary& s, const comparison& cmp,
+                   std::size_t job_count, const pc::gpu_cluster& cluster, const char* bound) {
+  std::printf(
+      "policy %s%s: objective %.10g (bound %s), status %s, %zu jobs on %s, %.4f s "
+      "(%d core solves%s)\n",
+      pc::to_string(o.policy), o.heterogeneity_agnostic ? " (heterogeneity-agnostic)" : "",
+      a.objective, bound, popalloc::to_string(a.status), job_count, cluster.to_string().c_str(),
+      a.seconds, a.core_solves,
+      o.policy == pc::policy_kind::max_min_fairness && o.water_filling
+          ? (", " + std::to_string(a.water_filling_levels) + " water-filling levels").c_str()
+          : "");
+  std::printf(
+      "normalized throughput s ET / (w P): min %.6g, mean %.6g, max %.6g; %lld jobs "
+      "without a usable GPU type\n",
+      s.min, s.mean, s.max, static_cast<long long>(s.unschedulable));
+  if (a.slo_jobs > 0)
+    std::printf("SLO floors: %lld jobs, worst shortfall (floor - ET) / floor %.3g%s\n",
+                static_cast<long long>(a.slo_jobs), a.slo_worst_shortfall,
+                a.slo_floors_dropped ? "; the floors could not all be met and were dropped"
+                                     : "; every floor met");
+  if (a.space_sharing) {
+    double shared = 0.0;
+    for (const pc::pair_share& p : a.pairs) shared += 2.0 * p.fraction;
+    std::printf("space sharing: %zu pairs, %.6g job-time units shared (of %zu)\n", a.pairs.size(),
+                shared, job_count);
+  }
+  if (args.pop > 1)
+    std::printf("POP k=%d: parts max %.4f s, sum %.4f s\n", args.pop, a.pop_parts_seconds_max,
+                a.pop_parts_seconds_sum);
+  if (args.compare_full)
+    std::printf(
+        "vs full solve: mean ET ratio %.6f (std %.4f, min %.4f), full %.4f s, speed-up "
+        "%.2fx (wall), %.2fx (max part)\n",
+        cmp.mean_ratio, cmp.std_ratio, cmp.min_ratio, cmp.full_seconds,
+        cmp.full_seconds / a.seconds,
+        a.pop_parts_seconds_max > 0 ? cmp.full_seconds / a.pop_parts_seconds_max : 0.0);
+}
+
 int run(int argc, char** argv) {
   const arguments args = parse_arguments(argc, argv);
-  // Before any work: the output must be writable and no input.
-  popalloc::io::check_output_files({{"--output", args.output}},
-                                   {{"--throughputs", args.throughputs}, {"--trace", args.trace}});
-  const pc::throughput_table table = args.throughputs.empty()
-                                         ? embedded_throughput_table()
-                                         : pc::load_throughputs(args.throughputs);
-  pc::gpu_cluster cluster;
-  try {
-    cluster = pc::parse_cluster(args.cluster, table.gpu_types());
-  } catch (const popalloc::invalid_problem& e) {
-    throw usage_error(std::string("--cluster: ") + e.what());
+  if (args.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
+  if (args.version) {
+    std::fputs(popalloc_cli::version_text("popalloc-schedule", "", "").c_str(), stdout);
+    return 0;
+  }
+  // The built-in table has no co-located throughputs, which sharing needs: the shipped file.
+  std::string throughputs = args.throughputs;
+  if (args.space_sharing && throughputs.empty()) {
+    throughputs = popalloc_cli::shipped_gavel_throughputs();
+    if (throughputs.empty())
+      throw usage_error(
+          "--space-sharing needs --throughputs FILE (Gavel's simulation_throughputs.json with "
+          "co-located throughputs): the shipped copy was not found");
+  }
+  // Before any work: the output must be writable and no input.
+  popalloc::io::check_output_files(
+      {{"--output", args.output},
+       {"--allocation", args.allocation},
+       {"--write-state", args.write_state}},
+      {{"--throughputs", throughputs}, {"--trace", args.trace}, {"--state", args.state}});
+  // With --state the throughputs come from the state file and the table is not used.
+  const pc::throughput_table table =
+      !throughputs.empty() ? pc::load_throughputs(throughputs) : embedded_throughput_table();
+  pc::gpu_cluster cluster;
   std::vector<pc::job> jobs;
+  if (!args.state.empty()) {
+    scheduler_state state = read_scheduler_state(args.state);
+    cluster = std::move(state.cluster);
+    jobs = std::move(state.jobs);
+    pc::validate_jobs(jobs, cluster);
+  } else {
+    try {
+      cluster = pc::parse_cluster(args.cluster, table.gpu_types());
+    } catch (const popalloc::invalid_problem& e) {
+      throw usage_error(std::string("--cluster: ") + e.what());
+    }
+  }
   if (!args.trace.empty()) {
     jobs = pc::jobs_from_trace(pc::load_trace(args.trace), table, cluster, args.trace);
-  } else {
+  } else if (args.state.empty()) {
     pc::generator_options g;
     g.seed = args.seed;
     g.multi_gpu = !args.single_gpu;
@@ -367,7 +536,9 @@ int run(int argc, char** argv) {
     throw usage_error(std::string("--policy: ") + e.what());
   }
   o.heterogeneity_agnostic = args.agnostic;
-  o.water_filling = args.water_filling;
+  // Packed max-min is plain max-min (with the total raised at the optimal minimum).
+  o.water_filling = args.water_filling && !args.space_sharing;
+  o.pairing.min_combined_throughput = args.pair_threshold;
   o.slo_floors = args.slo_floors;
   if (!args.gpu_cost.empty()) o.gpu_cost = parse_costs(args.gpu_cost, cluster);
   o.tolerance = args.tolerance;
@@ -401,24 +572,43 @@ int run(int argc, char** argv) {
         "no job can run on the cluster: every throughput on its GPU types is 0 (or a job needs "
         "more GPUs than a type has), so no policy has anything to allocate");
 
-  const pc::cluster_allocation a = pc::allocate(jobs, cluster, o);
+  // The policies report no progress of their own: a heartbeat says the run is alive.
+  pc::cluster_allocation a;
   comparison cmp;
-  if (args.compare_full) {
-    pc::policy_options full = o;
-    full.pop_parts = 1;
-    cmp = compare(a, pc::allocate(jobs, cluster, full));
+  {
+    const popalloc_cli::heartbeat beat(
+        args.verbosity, std::string("policy ") + pc::to_string(o.policy) + ": solving");
+    auto solve = [&](const pc::policy_options& options) {
+      return args.space_sharing ? pc::allocate_packed(jobs, cluster, table, options)
+                                : pc::allocate(jobs, cluster, options);
+    };
+    a = solve(o);
+    if (args.compare_full) {
+      pc::policy_options full = o;
+      full.pop_parts = 1;
+      cmp = compare(a, solve(full));
+    }
   }
   const summary s = summarize(a);
 
-  if (!args.quiet) {
+  if (args.verbosity == popalloc_cli::verbosity::verbose) {
     std::printf("%-6s %-36s %3s", "id", "job_type", "s");
     for (const auto& t : cluster.types) std::printf(" %9s", t.c_str());
+    // With sharing the type columns are the time alone; the time in pairs gets its own column.
+    std::vector<double> shared(jobs.size(), 0.0);
+    for (const pc::pair_share& p : a.pairs) {
+      shared[static_cast<std::size_t>(p.first)] += p.fraction;
+      shared[static_cast<std::size_t>(p.second)] += p.fraction;
+    }
+    if (a.space_sharing) std::printf(" %9s", "shared");
     std::printf(" %14s %10s\n", "ET (steps/s)", "normalized");
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const auto r = static_cast<Eigen::Index>(i);
-      std::printf("%-6zu %-36.36s %3d", i, jobs[i].job_type.c_str(), jobs[i].scale_factor);
+      std::printf("%-6lld %-36.36s %3d", static_cast<long long>(jobs[i].id),
+                  jobs[i].job_type.c_str(), jobs[i].scale_factor);
       for (std::size_t w = 0; w < cluster.size(); ++w)
         std::printf(" %9.6f", a.fraction(r, static_cast<Eigen::Index>(w)));
+      if (a.space_sharing) std::printf(" %9.6f", shared[i]);
       std::printf(" %14.6g %10.6f%s\n", a.effective_throughput[r], a.normalized_throughput[r],
                   a.schedulable[i] ? "" : "  (no usable GPU type)");
     }
@@ -426,51 +616,45 @@ int run(int argc, char** argv) {
   // The baselines (isolated, fifo) compute no bound.
   char bound[64] = "none";
   if (!std::isnan(a.bound)) std::snprintf(bound, sizeof bound, "%.10g", a.bound);
-  std::printf(
-      "policy %s%s: objective %.10g (bound %s), status %s, %zu jobs on %s, %.4f s "
-      "(%d core solves%s)\n",
-      pc::to_string(o.policy), o.heterogeneity_agnostic ? " (heterogeneity-agnostic)" : "",
-      a.objective, bound, popalloc::to_string(a.status), jobs.size(), cluster.to_string().c_str(),
-      a.seconds, a.core_solves,
-      o.policy == pc::policy_kind::max_min_fairness && o.water_filling
-          ? (", " + std::to_string(a.water_filling_levels) + " water-filling levels").c_str()
-          : "");
-  std::printf(
-      "normalized throughput s ET / (w P): min %.6g, mean %.6g, max %.6g; %lld jobs "
-      "without a usable GPU type\n",
-      s.min, s.mean, s.max, static_cast<long long>(s.unschedulable));
-  if (a.slo_jobs > 0)
-    std::printf("SLO floors: %lld jobs, worst shortfall (floor - ET) / floor %.3g%s\n",
-                static_cast<long long>(a.slo_jobs), a.slo_worst_shortfall,
-                a.slo_floors_dropped ? "; the floors could not all be met and were dropped"
-                                     : "; every floor met");
-  if (args.pop > 1)
-    std::printf("POP k=%d: parts max %.4f s, sum %.4f s\n", args.pop, a.pop_parts_seconds_max,
-                a.pop_parts_seconds_sum);
-  if (args.compare_full)
-    std::printf(
-        "vs full solve: mean ET ratio %.6f (std %.4f, min %.4f), full %.4f s, speed-up "
-        "%.2fx (wall), %.2fx (max part)\n",
-        cmp.mean_ratio, cmp.std_ratio, cmp.min_ratio, cmp.full_seconds,
-        cmp.full_seconds / a.seconds,
-        a.pop_parts_seconds_max > 0 ? cmp.full_seconds / a.pop_parts_seconds_max : 0.0);
+  if (args.verbosity != popalloc_cli::verbosity::quiet)
+    print_summary(args, o, a, s, cmp, jobs.size(), cluster, bound);
 
   if (!args.output.empty()) {
     popalloc::io::atomic_output_file file(args.output);
     std::string& out = file.buffer();
     namespace json = popalloc::io::json;
-    out += "{\n  ";
+    popalloc_cli::run_record run("popalloc-schedule", argc, argv);
+    if (!args.state.empty())
+      run.input("state", args.state);
+    else
+      run.input("throughputs", throughputs.empty() ? "<built-in Gavel throughputs>" : throughputs);
+    if (!args.trace.empty())
+      run.input("trace", args.trace);
+    else if (args.state.empty())
+      run.input("jobs", "<generated " + std::to_string(args.jobs) + " jobs, seed " +
+                            std::to_string(args.seed) + ">");
+    out += "{\n";
+    popalloc_cli::append_envelope(out, run);
+    out += "  ";
     append_key(out, "policy");
     json::append_string(out, pc::to_string(o.policy));
     out += ",\n  ";
     append_key(out, "heterogeneity_agnostic");
     out += o.heterogeneity_agnostic ? "true" : "false";
     out += ",\n  ";
+    append_key(out, "water_filling");
+    out += o.policy == pc::policy_kind::max_min_fairness && o.water_filling ? "true" : "false";
+    out += ",\n  ";
     append_key(out, "objective");
     json::append_number(out, a.objective);
     out += ",\n  ";
-    append_key(out, "bound");
+    append_key(out, "dual_bound");
     json::append_number(out, a.bound);
+    out += ",\n  ";
+    // Where the bound exists: the width of the certified bracket relative to its larger end.
+    append_key(out, "relative_gap");
+    json::append_number(
+        out, std::abs(a.bound - a.objective) / std::max(std::abs(a.objective), std::abs(a.bound)));
     out += ",\n  ";
     append_key(out, "status");
     json::append_string(out, popalloc::to_string(a.status));
@@ -478,6 +662,20 @@ int run(int argc, char** argv) {
     append_key(out, "seconds");
     json::append_number(out, a.seconds);
     out += ",\n  ";
+    append_key(out, "tolerance");
+    json::append_number(out, o.tolerance);
+    out += ",\n  ";
+    append_key(out, "pop_parts");
+    out += std::to_string(args.pop);
+    out += ",\n  ";
+    append_key(out, "space_sharing");
+    out += a.space_sharing ? "true" : "false";
+    out += ",\n  ";
+    if (a.space_sharing) {
+      append_key(out, "pair_threshold");
+      json::append_number(out, o.pairing.min_combined_throughput);
+      out += ",\n  ";
+    }
     append_key(out, "core_solves");
     out += std::to_string(a.core_solves);
     out += ",\n  ";
@@ -509,8 +707,7 @@ int run(int argc, char** argv) {
       out += "},\n  ";
     }
     append_key(out, "pop");
-    out += "{\"k\": " + std::to_string(args.pop) + ", \"seed\": " + std::to_string(args.pop_seed) +
-           ", \"strategy\": ";
+    out += "{\"seed\": " + std::to_string(args.pop_seed) + ", \"strategy\": ";
     json::append_string(out, args.pop_strategy);
     out += ", \"parts_seconds_max\": ";
     json::append_number(out, a.pop_parts_seconds_max);
@@ -534,7 +731,7 @@ int run(int argc, char** argv) {
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const auto r = static_cast<Eigen::Index>(i);
       out += i ? ",\n    " : "\n    ";
-      out += "{\"id\": " + std::to_string(i) + ", \"job_type\": ";
+      out += "{\"id\": " + std::to_string(jobs[i].id) + ", \"job_type\": ";
       json::append_string(out, jobs[i].job_type);
       out += ", \"scale_factor\": " + std::to_string(jobs[i].scale_factor) + ", \"allocation\": {";
       for (std::size_t w = 0; w < cluster.size(); ++w) {
@@ -549,7 +746,41 @@ int run(int argc, char** argv) {
       out += "}";
       file.flush_if_large();
     }
-    out += "\n  ]\n}\n";
+    out += "\n  ]";
+    if (a.space_sharing) {
+      // Job ids (not rows), as in `jobs`; each pair's fraction counts in both jobs' time.
+      out += ",\n  ";
+      append_key(out, "pairs");
+      out += "[";
+      for (std::size_t k = 0; k < a.pairs.size(); ++k) {
+        const pc::pair_share& p = a.pairs[k];
+        out += k ? ",\n    " : "\n    ";
+        out += "{\"first\": " + std::to_string(jobs[static_cast<std::size_t>(p.first)].id) +
+               ", \"second\": " + std::to_string(jobs[static_cast<std::size_t>(p.second)].id) +
+               ", \"gpu_type\": ";
+        json::append_string(out, cluster.types[static_cast<std::size_t>(p.gpu)]);
+        out += ", \"fraction\": ";
+        json::append_number(out, p.fraction);
+        out += ", \"first_throughput\": ";
+        json::append_number(out, p.first_throughput);
+        out += ", \"second_throughput\": ";
+        json::append_number(out, p.second_throughput);
+        out += "}";
+        file.flush_if_large();
+      }
+      out += a.pairs.empty() ? "]" : "\n  ]";
+    }
+    out += "\n}\n";
+    file.commit();
+  }
+  if (!args.allocation.empty()) {
+    popalloc::io::atomic_output_file file(args.allocation);
+    file.buffer() = gavel_allocation_json(cluster, jobs, a);
+    file.commit();
+  }
+  if (!args.write_state.empty()) {
+    popalloc::io::atomic_output_file file(args.write_state);
+    file.buffer() = scheduler_state_json(cluster, jobs);
     file.commit();
   }
   return 0;

@@ -33,6 +33,7 @@
 #include <popalloc/version.hpp>
 
 #include "../common/command_line.hpp"
+#include "../common/shipped_throughputs.hpp"
 #include "default_throughputs.hpp"
 
 namespace popalloc_simulate {
@@ -45,7 +46,7 @@ using popalloc::io::input_error;
 constexpr const char* kUsage = R"(Usage:
   popalloc-simulate --throughputs FILE.json --cluster TYPE:COUNT,...
                     (--trace FILE | --arrival-rate JOBS_PER_HOUR --jobs N --seed S)
-                    --policy POLICY [--heterogeneity-agnostic] [--pop K]
+                    --policy POLICY [--heterogeneity-agnostic] [--space-sharing] [--pop K]
                     [--round-seconds 360] --output OUT.json [--per-job FILE.csv]
   popalloc-simulate     a small demo: 120 single-GPU jobs at 3 jobs/h on v100:12,p100:12,k80:12,
                         max-min fairness, Gavel's built-in throughputs
@@ -63,7 +64,9 @@ Workload:
   --arrival-rate R       generate jobs with Poisson arrivals at R jobs per hour...
   --jobs N               ...N of them...
   --seed S               ...from seed S (Gavel's generate_job distributions)
-  --multi-gpu            generated jobs get scale factors 1/2/4/8 (70/10/15/5 %); default all 1
+  --multi-gpu            generated jobs get scale factors 1/2/4/8 (70/10/15/5 %)
+  --single-gpu           generated jobs all have scale factor 1 (the default, as in Gavel's LAS
+                         experiments; popalloc-schedule's default is --multi-gpu)
   --multi-priority       20 % of generated jobs get priority weight 5
 
 Policy:
@@ -71,11 +74,21 @@ Policy:
                          min-makespan | finish-time-fairness | isolated | fifo
   --heterogeneity-agnostic  Gavel's agnostic variant (and type order shuffled every round)
   --pop K                POP with K parts (default 1)
+  --space-sharing        Gavel's packed policies: two jobs of the same scale factor may share
+                         GPUs at their co-located throughputs (max-min-fairness or
+                         max-throughput; not with --heterogeneity-agnostic or --water-filling).
+                         Needs the co-located entries of --throughputs FILE; without it the
+                         shipped share/popalloc/gavel/simulation_throughputs.json is read.
+                         gpu_utilization then counts a shared GPU once
   --water-filling        max-min fairness keeps raising the other jobs after the minimum is
                          fixed (Gavel's max_min_fairness_water_filling); default plain max-min
-                         (Gavel's max_min_fairness_perf, the policy of its LAS experiments)
-  --tolerance TOL        policy accuracy, 0 < TOL < 0.1 (default 1e-4)
+                         (Gavel's max_min_fairness_perf, the policy of its LAS experiments;
+                         popalloc-schedule's default is --water-filling)
+  --no-water-filling     plain max-min (the default)
+  --tolerance TOL        policy accuracy, 0 < TOL < 0.1 (default 1e-4: the policy is solved at
+                         every reset; popalloc-schedule's default is 1e-6)
   --threads N            solver threads (default 0: OpenMP default)
+  --time-limit SECONDS   wall-clock limit of each core solve of the policy
 
 Mechanism:
   --round-seconds S      round length (default 360)
@@ -85,11 +98,17 @@ Mechanism:
   --max-hours H          stop after H simulated hours (unfinished jobs are reported)
 
 Output:
-  --output FILE          summary JSON: jobs_total, jobs_finished, avg_jct_hours, p50_jct_hours,
-                         p99_jct_hours, makespan_hours, gpu_utilization, avg_policy_seconds, ...
+  --output FILE          summary JSON (share/popalloc/schemas/popalloc-simulate.schema.json,
+                         docs/output-format.md): schema_version, program, popalloc_version,
+                         command_line, inputs, status, seconds, pop_parts, jobs_total,
+                         jobs_finished, avg_jct_hours, p50_jct_hours, p99_jct_hours,
+                         makespan_hours, gpu_utilization, avg_policy_seconds,
+                         space_sharing, ... (pairs_allocated with --space-sharing)
   --per-job FILE         per-job CSV: id, job_type, scale_factor, ..., status, jct_hours
   --quiet                no progress on stderr and no summary on stdout
-  --help                 this text
+  --verbose              progress also for a run shorter than a second (its final state)
+  -h, --help             this text
+  --version              popalloc version, backends, LP/MILP libraries
 
 Outputs are replaced atomically; symbolic links are written through, "-" (stdout), devices and
 FIFOs directly, and a read-only file or an output that is an input or another output is refused
@@ -114,24 +133,22 @@ constexpr option_spec kOptions[] = {
     {"trace", true},
     {"arrival-rate", true},
     {"jobs", true},
-    {"seed", true},
     {"multi-gpu", false},
+    {"single-gpu", false},
     {"multi-priority", false},
     {"policy", true},
     {"heterogeneity-agnostic", false},
+    {"space-sharing", false},
     {"pop", true},
     {"tolerance", true},
     {"water-filling", false},
-    {"threads", true},
+    {"no-water-filling", false},
     {"round-seconds", true},
     {"min-reset-seconds", true},
     {"gpus-per-server", true},
     {"window", true},
     {"max-hours", true},
-    {"output", true},
     {"per-job", true},
-    {"quiet", false},
-    {"help", false},
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -141,7 +158,7 @@ constexpr option_spec kOptions[] = {
 using popalloc_cli::given_options;
 
 given_options parse_arguments(int argc, char** argv) {
-  return popalloc_cli::parse_arguments(argc, argv, kOptions, usage_error);
+  return popalloc_cli::parse_program_arguments(argc, argv, kOptions, usage_error);
 }
 
 long long parse_integer(std::string_view text, const std::string& option, long long minimum,
@@ -183,8 +200,9 @@ struct settings {
   pc::policy_options policy;
   pc::simulator_options simulator;
   std::string output_path, per_job_path;
-  bool quiet = false;
+  popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
   bool window = false;
+  bool space_sharing = false;
 };
 
 settings interpret(const given_options& given) {
@@ -199,7 +217,7 @@ settings interpret(const given_options& given) {
   if (const auto* v = value_of("trace")) {
     s.trace_path = *v;
     for (const char* generator_only :
-         {"arrival-rate", "jobs", "seed", "multi-gpu", "multi-priority"})
+         {"arrival-rate", "jobs", "seed", "multi-gpu", "single-gpu", "multi-priority"})
       if (given.count(generator_only) != 0)
         usage_error(std::string("--") + generator_only + " is for generated jobs, not --trace");
   }
@@ -209,6 +227,8 @@ settings interpret(const given_options& given) {
   if (const auto* v = value_of("seed"))
     s.seed = static_cast<std::uint64_t>(
         parse_integer(*v, "--seed", 0, std::numeric_limits<long long>::max()));
+  if (given.count("multi-gpu") != 0 && given.count("single-gpu") != 0)
+    usage_error("--multi-gpu and --single-gpu cannot be combined");
   s.multi_gpu = given.count("multi-gpu") != 0;
   s.multi_priority = given.count("multi-priority") != 0;
   if (const auto* v = value_of("policy")) {
@@ -219,7 +239,26 @@ settings interpret(const given_options& given) {
     }
   }
   s.policy.heterogeneity_agnostic = given.count("heterogeneity-agnostic") != 0;
+  if (given.count("water-filling") != 0 && given.count("no-water-filling") != 0)
+    usage_error("--water-filling and --no-water-filling cannot be combined");
   s.policy.water_filling = given.count("water-filling") != 0;
+  s.space_sharing = given.count("space-sharing") != 0;
+  if (s.space_sharing) {
+    // What the packed policies do not implement is refused before any file is read.
+    if (s.policy.policy != pc::policy_kind::max_min_fairness &&
+        s.policy.policy != pc::policy_kind::max_throughput)
+      usage_error(std::string("--space-sharing runs --policy max-min-fairness or max-throughput, "
+                              "not ") +
+                  pc::to_string(s.policy.policy));
+    if (s.policy.heterogeneity_agnostic)
+      usage_error(
+          "--space-sharing cannot be combined with --heterogeneity-agnostic (the packed "
+          "policies are heterogeneity-aware)");
+    if (s.policy.water_filling)
+      usage_error(
+          "--space-sharing cannot be combined with --water-filling (packed max-min is plain "
+          "max-min)");
+  }
   if (s.policy.water_filling && s.policy.policy != pc::policy_kind::max_min_fairness)
     std::fprintf(stderr,
                  "popalloc-simulate: warning: --water-filling only applies to --policy "
@@ -232,6 +271,8 @@ settings interpret(const given_options& given) {
   }
   if (const auto* v = value_of("threads"))
     s.policy.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
+  if (const auto* v = value_of("time-limit"))
+    s.policy.time_limit_seconds = parse_number(*v, "--time-limit", 0.0, true);
   if (const auto* v = value_of("round-seconds")) {
     s.simulator.round_seconds = parse_number(*v, "--round-seconds", 0.0, true);
     if (!(s.simulator.round_seconds >= kMinRoundSeconds && s.simulator.round_seconds <= 1e9))
@@ -267,7 +308,7 @@ settings interpret(const given_options& given) {
   if (const auto* v = value_of("per-job")) s.per_job_path = *v;
   if (!s.output_path.empty() && s.output_path == s.per_job_path && s.output_path != "-")
     usage_error("--output and --per-job name the same file");
-  s.quiet = given.count("quiet") != 0;
+  s.verbosity = popalloc_cli::verbosity_of(given);
   s.simulator.shuffle_type_order = s.policy.heterogeneity_agnostic;
   s.simulator.seed = s.seed;
   s.policy.pop_seed = s.seed;
@@ -294,7 +335,7 @@ std::vector<int> fastest_first(const std::vector<pc::job>& jobs, std::size_t typ
 
 void write_summary_json(const std::string& path, const settings& s, const pc::gpu_cluster& cluster,
                         const pc::sim_result& result, const pc::policy_call_stats& stats,
-                        const std::string& workload) {
+                        const std::string& workload, const popalloc_cli::run_record& run) {
   popalloc::io::atomic_output_file file(path);
   std::string& out = file.buffer();
   const pc::sim_summary& m = result.summary;
@@ -313,6 +354,11 @@ void write_summary_json(const std::string& path, const settings& s, const pc::gp
     out += ",\n";
   };
   out += "{\n";
+  popalloc_cli::append_envelope(out, run);
+  // finished: every job ran to its end; stopped: --max-hours or --window ended the run first.
+  text("status", m.jobs_unfinished == 0 ? "finished" : "stopped");
+  field("seconds", m.wall_seconds);
+  field("pop_parts", s.policy.pop_parts);
   field("jobs_total", static_cast<double>(m.jobs_total));
   field("jobs_finished", static_cast<double>(m.jobs_finished));
   field("jobs_unfinished", static_cast<double>(m.jobs_unfinished));
@@ -337,13 +383,16 @@ void write_summary_json(const std::string& path, const settings& s, const pc::gp
         m.rounds > 0 ? m.total_policy_seconds / static_cast<double>(m.rounds) : 0.0);
   field("rounds", static_cast<double>(m.rounds));
   field("simulated_hours", m.simulated_hours);
-  field("wall_seconds", m.wall_seconds);
   text("policy", pc::to_string(s.policy.policy));
   out += "  \"heterogeneity_agnostic\": ";
   out += s.policy.heterogeneity_agnostic ? "true,\n" : "false,\n";
   out += "  \"water_filling\": ";
   out += s.policy.water_filling ? "true,\n" : "false,\n";
-  field("pop", s.policy.pop_parts);
+  out += "  \"space_sharing\": ";
+  out += s.space_sharing ? "true,\n" : "false,\n";
+  // Pairs in the allocations, summed over the policy calls.
+  if (s.space_sharing) field("pairs_allocated", static_cast<double>(stats.pairs));
+  field("tolerance", s.policy.tolerance);
   field("round_seconds", s.simulator.round_seconds);
   field("min_reset_seconds", s.simulator.min_seconds_between_resets);
   text("cluster", cluster.to_string());
@@ -352,7 +401,6 @@ void write_summary_json(const std::string& path, const settings& s, const pc::gp
     field("window_first", static_cast<double>(s.simulator.window_first));
     field("window_last", static_cast<double>(s.simulator.window_last));
   }
-  text("version", popalloc::version_string);
   field("seed", static_cast<double>(s.seed), true);
   out += "}\n";
   file.commit();
@@ -432,18 +480,43 @@ void check_round_budget(const std::vector<pc::job>& jobs, const pc::gpu_cluster&
                 "; use a longer --round-seconds or a --max-hours");
 }
 
+/// The summary JSON's envelope: the inputs by file name or as described by the workload.
+popalloc_cli::run_record run_record_of(const settings& s, int argc, char** argv) {
+  popalloc_cli::run_record run("popalloc-simulate", argc, argv);
+  run.input("throughputs",
+            s.throughputs_path.empty() ? "<built-in Gavel throughputs>" : s.throughputs_path);
+  if (!s.trace_path.empty())
+    run.input("trace", s.trace_path);
+  else
+    run.input("jobs", "<generated " + std::to_string(s.jobs) + " jobs at " +
+                          json_number(s.arrival_rate) + " jobs/h, seed " + std::to_string(s.seed) +
+                          ">");
+  return run;
+}
+
 int run(int argc, char** argv) {
   const given_options given = parse_arguments(argc, argv);
   if (given.count("help") != 0) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (given.count("version") != 0) {
+    std::fputs(popalloc_cli::version_text("popalloc-simulate", "", "").c_str(), stdout);
+    return 0;
+  }
   settings s = interpret(given);
+  // The built-in table has no co-located throughputs, which sharing needs: the shipped file.
+  if (s.space_sharing && s.throughputs_path.empty()) {
+    s.throughputs_path = popalloc_cli::shipped_gavel_throughputs();
+    if (s.throughputs_path.empty())
+      usage_error(
+          "--space-sharing needs --throughputs FILE (Gavel's simulation_throughputs.json with "
+          "co-located throughputs): the shipped copy was not found");
+  }
   // Before any work: the outputs must be writable and none an input or the other.
   popalloc::io::check_output_files(
       {{"--output", s.output_path}, {"--per-job", s.per_job_path}},
       {{"--throughputs", s.throughputs_path}, {"--trace", s.trace_path}});
-
   // Everything that can be wrong with the input is found before any output file is touched.
   const pc::throughput_table table =
       s.throughputs_path.empty()
@@ -481,6 +554,11 @@ int run(int argc, char** argv) {
     usage_error("--pop " + std::to_string(s.policy.pop_parts) + " asks for more parts than the " +
                 std::to_string(gpus) + " GPUs of the cluster (each part needs one)");
   check_round_budget(jobs, cluster, s.simulator);
+  if (s.space_sharing && s.policy.policy == pc::policy_kind::max_throughput)
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i].slo > 0.0)
+        usage_error("--space-sharing: job " + std::to_string(i) +
+                    " has an SLO, and packed max-throughput has no SLO floors");
   if (s.window && s.simulator.window_last > static_cast<std::int64_t>(jobs.size()))
     usage_error("--window LAST is beyond the " + std::to_string(jobs.size()) + " jobs");
   s.simulator.gpus_per_server.assign(cluster.size(), s.simulator.gpus_per_server.front());
@@ -488,10 +566,14 @@ int run(int argc, char** argv) {
   for (const std::string* path : {&s.output_path, &s.per_job_path})
     if (!path->empty()) popalloc::io::check_output_path(*path);
 
-  const pc::policy_adapter adapter(jobs, cluster, s.policy);
-  if (!s.quiet) {
-    s.simulator.progress_seconds = 2.0;
-    s.simulator.progress = [](const pc::sim_progress& p) {
+  if (s.verbosity != popalloc_cli::verbosity::quiet) {
+    // The simulator reports after its first interval, then every interval.
+    s.simulator.progress_seconds = popalloc_cli::kProgressIntervalSeconds;
+    // The simulator also reports when it ends, which a run shorter than a second keeps quiet.
+    const double first =
+        s.verbosity == popalloc_cli::verbosity::verbose ? 0.0 : popalloc_cli::kProgressFirstSeconds;
+    s.simulator.progress = [first](const pc::sim_progress& p) {
+      if (p.wall_seconds < first) return;
       std::fprintf(stderr,
                    "  simulated %8.1f h  arrived %6lld/%lld  finished %6lld  active %5lld  "
                    "rounds %7lld  policy calls %6lld  wall %6.1f s\n",
@@ -501,14 +583,24 @@ int run(int argc, char** argv) {
                    static_cast<long long>(p.policy_calls), p.wall_seconds);
     };
   }
-  const pc::sim_result result =
-      pc::simulate(pc::to_sim_jobs(jobs), pc::sim_gpus(cluster), adapter, s.simulator);
+  pc::sim_result result;
+  pc::policy_call_stats stats;
+  if (s.space_sharing) {
+    const pc::packed_policy_adapter policy(jobs, cluster, table, s.policy);
+    result = pc::simulate_packed(pc::to_sim_jobs(jobs), pc::sim_gpus(cluster), policy, s.simulator);
+    stats = policy.stats();
+  } else {
+    const pc::policy_adapter adapter(jobs, cluster, s.policy);
+    result = pc::simulate(pc::to_sim_jobs(jobs), pc::sim_gpus(cluster), adapter, s.simulator);
+    stats = adapter.stats();
+  }
   const pc::sim_summary& m = result.summary;
-  if (!s.quiet) {
+  if (s.verbosity != popalloc_cli::verbosity::quiet) {
     std::printf(
-        "%s%s%s on %s: %lld/%lld jobs finished  avg JCT %.3f h  p50 %.3f h  p99 %.3f h  "
+        "%s%s%s%s on %s: %lld/%lld jobs finished  avg JCT %.3f h  p50 %.3f h  p99 %.3f h  "
         "makespan %.2f h  utilization %.3f  policy %.4f s/call (%lld calls)  wall %.2f s\n",
         pc::to_string(s.policy.policy), s.policy.heterogeneity_agnostic ? " (agnostic)" : "",
+        s.space_sharing ? " with space sharing" : "",
         s.policy.pop_parts > 1 ? (" POP-" + std::to_string(s.policy.pop_parts)).c_str() : "",
         cluster.to_string().c_str(), static_cast<long long>(m.jobs_finished),
         static_cast<long long>(m.jobs_total), m.avg_jct_hours, m.p50_jct_hours, m.p99_jct_hours,
@@ -517,7 +609,8 @@ int run(int argc, char** argv) {
     std::fflush(stdout);
   }
   if (!s.output_path.empty())
-    write_summary_json(s.output_path, s, cluster, result, adapter.stats(), workload);
+    write_summary_json(s.output_path, s, cluster, result, stats, workload,
+                       run_record_of(s, argc, argv));
   if (!s.per_job_path.empty()) write_per_job_csv(s.per_job_path, cluster, jobs, result);
   return 0;
 }

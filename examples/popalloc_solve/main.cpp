@@ -64,10 +64,12 @@ Maximizes sum_i f_i(t_i), t_i = sum_j A_ij x_ij, over x_ij >= 0 with sum_j x_ij 
 job i and sum_i x_ij <= R_j for every resource j.
 
 Input:
-  --jobs FILE              header id,weight,target,<resource>,... in any order. weight is
-                           optional (default 1), target is needed by target-priority only, and
-                           each resource column holds the job's throughput A_ij there (0 = cannot
-                           use; a resource without a column is 0 for every job)
+  --jobs FILE              header id,weight,target,demand,<resource>,... in any order. weight
+                           is optional (default 1), target is needed by target-priority only,
+                           demand is optional (default 1: the units of every resource the job
+                           occupies while it runs, e.g. its GPUs), and each resource column
+                           holds the job's throughput A_ij there (0 = cannot use; a resource
+                           without a column is 0 for every job)
   --resources FILE         header name,capacity
   --generate N,M           generate N jobs on M resources (r0..r{M-1}) instead of reading files
   --family SPEC            instance family of --generate (default generations; alone: the
@@ -103,15 +105,18 @@ Model and solver:
                            there are enough); this starts from the equal-share estimate
 
 Output:
-  --output FILE            result as JSON: status, objective, dual_bound, trivial_bound,
+  --output FILE            result as JSON (schema: share/popalloc/schemas/popalloc-solve.schema.json,
+                           docs/output-format.md): schema_version, program, popalloc_version,
+                           command_line, inputs, status, objective, dual_bound, trivial_bound,
                            absolute_gap, relative_gap, gap_measure, gap_scale,
                            gap_scale_name, iterations, sample_iterations, seconds, n_jobs,
                            n_resources, max_capacity_violation,
                            pop_parts, utility, prices (resource name -> price)
   --allocation FILE        allocation as CSV: id,resource,fraction (one row per x_ij > 0)
   --quiet                  no progress and no summary line
-  --help                   this text
-  --version                versions and available backends
+  --verbose                progress at every iteration, from the start
+  -h, --help               this text
+  --version                popalloc version, backends, LP/MILP libraries
 
 Outputs are replaced atomically and only after a successful solve, RESULT.json and
 ALLOCATION.csv together; symbolic links are written through, "-" (stdout), devices and FIFOs
@@ -150,23 +155,16 @@ constexpr option_spec kOptions[] = {
     {"tolerance", true},
     {"gap", true},
     {"max-iterations", true},
-    {"time-limit", true},
-    {"threads", true},
     {"backend", true},
     {"pop", true},
     {"warm-start", true},
-    {"output", true},
     {"allocation", true},
     {"generate", true},
     {"family", true},
-    {"seed", true},
     {"write-instance", true},
     {"mpi-timeout", true},
     {"mpi-sums", true},
-    {"quiet", false},
     {"no-sample-start", false},
-    {"help", false},
-    {"version", false},
     // Hidden: times reading --jobs/--resources and exits (the CLI tests report the speed).
     {"benchmark-read", false},
 };
@@ -184,7 +182,7 @@ void print_usage() {
 }
 
 std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
-  return popalloc_cli::parse_arguments(argc, argv, kOptions, usage_error);
+  return popalloc_cli::parse_program_arguments(argc, argv, kOptions, usage_error);
 }
 
 long long parse_integer(std::string_view text, const std::string& option, long long minimum) {
@@ -256,12 +254,13 @@ struct settings {
   std::string jobs_path, resources_path;
   bool generate = false;
   generator_settings generator;
+  std::string family_text = "generations";  ///< --family as given
   std::string write_instance_prefix;
   chosen_utility utility{popalloc::utility::log{}, "log"};
   popalloc::solver_options options;
   backend_kind backend = backend_kind::cpu;
   std::string warm_start_path, output_path, allocation_path;
-  bool quiet = false;
+  popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
   bool benchmark_read = false;
   int pop_parts = 1;           ///< --pop K
   std::uint64_t pop_seed = 0;  ///< --seed when given, else 0
@@ -300,6 +299,7 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
     if (!result.generate) usage_error("--family only applies to --generate");
     try {
       result.generator.family = parse_family(*family);
+      result.family_text = *family;
       // Without --generate: the default size, on gavel's three GPU types.
       if (generate == nullptr && result.generator.family.family == "gavel")
         result.generator.resources = 3;
@@ -356,12 +356,42 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   if (!result.output_path.empty() && result.output_path == result.allocation_path &&
       result.output_path != "-")
     usage_error("--output and --allocation name the same file");
-  result.quiet = given.count("quiet") != 0;
+  result.verbosity = popalloc_cli::verbosity_of(given);
   if (given.count("no-sample-start") != 0) result.options.sample_start = false;
   result.benchmark_read = given.count("benchmark-read") != 0;
   if (result.benchmark_read && result.generate)
     usage_error("--benchmark-read needs --jobs and --resources");
   return result;
+}
+
+/// --version; `ranks` > 0 under MPI.
+std::string version_text(int ranks) {
+  std::string backends;
+  if (POPALLOC_SOLVE_WITH_THRUST) backends = "thrust";
+  if (POPALLOC_SOLVE_WITH_MPI) {
+    backends += backends.empty() ? "mpi" : ", mpi";
+    if (ranks > 0) backends += " (" + std::to_string(ranks) + " ranks)";
+  }
+  return popalloc_cli::version_text("popalloc-solve", backends, "");
+}
+
+/// RESULT.json's opening members; a generated instance is named by its --generate size, family
+/// and seed.
+std::string envelope_of(const settings& config, int argc, char** argv) {
+  popalloc_cli::run_record run("popalloc-solve", argc, argv);
+  if (config.generate) {
+    const generator_settings& g = config.generator;
+    run.input("instance", "<generated " + std::to_string(g.jobs) + " x " +
+                              std::to_string(g.resources) + ", family " + config.family_text +
+                              ", seed " + std::to_string(g.seed) + ">");
+  } else {
+    run.input("jobs", config.jobs_path);
+    run.input("resources", config.resources_path);
+  }
+  if (!config.warm_start_path.empty()) run.input("warm_start", config.warm_start_path);
+  std::string out;
+  popalloc_cli::append_envelope(out, run);
+  return out;
 }
 
 // ---- Solve ---------------------------------------------------------------------------------
@@ -395,7 +425,12 @@ std::vector<popalloc::io::named_path> output_paths_of(const settings& config,
 /// Prints progress to stderr, but only for solves that take long enough for a user to wonder.
 class progress_reporter {
  public:
-  explicit progress_reporter(bool enabled) : enabled_(enabled) {}
+  explicit progress_reporter(popalloc_cli::verbosity level)
+      : enabled_(level != popalloc_cli::verbosity::quiet),
+        interval_(level == popalloc_cli::verbosity::verbose ? 0.0 : kReportInterval),
+        next_report_seconds_(
+            level == popalloc_cli::verbosity::verbose ? 0.0 : popalloc_cli::kProgressFirstSeconds) {
+  }
 
   popalloc::callback_action operator()(const popalloc::progress& info) {
     if (interrupt_requested != 0) return popalloc::callback_action::stop;
@@ -406,7 +441,7 @@ class progress_reporter {
                    std::isnan(info.relative_gap) ? std::numeric_limits<double>::quiet_NaN()
                                                  : info.relative_gap,
                    info.elapsed_seconds);
-      next_report_seconds_ = info.elapsed_seconds + kReportInterval;
+      next_report_seconds_ = info.elapsed_seconds + interval_;
     }
     return popalloc::callback_action::proceed;
   }
@@ -414,7 +449,8 @@ class progress_reporter {
  private:
   static constexpr double kReportInterval = 0.5;
   bool enabled_;
-  double next_report_seconds_ = 1.0;  // quiet for the first second
+  double interval_;
+  double next_report_seconds_;
 };
 
 template <class Utility>
@@ -512,9 +548,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (given.count("version") != 0) {
-    std::printf("popalloc-solve %s (backends: cpu%s; OpenMP %s; MPI %s)\n",
-                popalloc::version_string, POPALLOC_SOLVE_WITH_THRUST ? ", thrust" : "",
-                POPALLOC_OPENMP_ACTIVE ? "on" : "off", POPALLOC_SOLVE_WITH_MPI ? "on" : "off");
+    std::fputs(version_text(0).c_str(), stdout);
     return 0;
   }
   if (given.count("mpi-timeout") != 0 || given.count("mpi-sums") != 0)
@@ -547,7 +581,7 @@ int run(int argc, char** argv) {
 
   if (!config.write_instance_prefix.empty()) write_instance(data, config.write_instance_prefix);
 
-  progress_reporter reporter(!config.quiet);
+  progress_reporter reporter(config.verbosity);
   const popalloc::progress_callback callback = std::ref(reporter);
   const auto previous_handler = std::signal(SIGINT, on_interrupt);
   const auto start = std::chrono::steady_clock::now();
@@ -588,8 +622,9 @@ int run(int argc, char** argv) {
   summary.pop_parts_seconds_sum = pop_timings.parts_seconds_sum;
   summary.pop_parts_seconds_max = pop_timings.parts_seconds_max;
   summary.pop_bound_seconds = pop_timings.bound_seconds;
+  summary.envelope = envelope_of(config, argc, argv);
 
-  if (!config.quiet) {
+  if (config.verbosity != popalloc_cli::verbosity::quiet) {
     std::printf("%s\n", summary_line(result, summary).c_str());
     std::fflush(stdout);
   }
@@ -767,8 +802,7 @@ int run_rank(int argc, char** argv, int rank, int ranks) {
         if (given.count("help") != 0) {
           print_usage();
         } else {
-          std::printf("popalloc-solve %s (backends: cpu; OpenMP %s; MPI on, %d ranks)\n",
-                      popalloc::version_string, POPALLOC_OPENMP_ACTIVE ? "on" : "off", ranks);
+          std::fputs(version_text(ranks).c_str(), stdout);
         }
       }
     } else {
@@ -836,7 +870,7 @@ int run_rank(int argc, char** argv, int rank, int ranks) {
     return worst;
   }
 
-  progress_reporter reporter(!config.quiet && rank == 0);
+  progress_reporter reporter(rank == 0 ? config.verbosity : popalloc_cli::verbosity::quiet);
   const popalloc::progress_callback callback = std::ref(reporter);
   const auto previous_handler = std::signal(SIGINT, on_interrupt);
   const auto start = std::chrono::steady_clock::now();
@@ -865,8 +899,9 @@ int run_rank(int argc, char** argv, int rank, int ranks) {
   std::int64_t local_jobs = data.problem.jobs();
   MPI_Allreduce(&local_jobs, &summary.n_jobs, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   summary.mpi_ranks = ranks;
+  summary.envelope = envelope_of(config, argc, argv);
 
-  if (!config.quiet && rank == 0) {
+  if (config.verbosity != popalloc_cli::verbosity::quiet && rank == 0) {
     std::printf("%s  ranks %d\n", summary_line(result, summary).c_str(), ranks);
     std::fflush(stdout);
   }

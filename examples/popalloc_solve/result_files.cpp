@@ -82,6 +82,7 @@ void fill_result_json(atomic_output_file& file, const instance& data,
     out += ",\n";
   };
   out += "{\n";
+  out += summary.envelope;
   key("status");
   json::append_string(out, popalloc::to_string(result.status));
   out += ",\n";

@@ -27,6 +27,9 @@ struct run_summary {
   /// Under MPI: the jobs of all ranks (-1: those of `data`) and the number of ranks (0: no MPI).
   std::int64_t n_jobs = -1;
   int mpi_ranks = 0;
+  /// The members RESULT.json opens with (popalloc_cli::append_envelope): schema and program
+  /// versions, command line, inputs.
+  std::string envelope;
 };
 
 /// \brief The summary line: status, objective, dual bound, the absolute gap and the relative
@@ -36,11 +39,10 @@ std::string summary_line(const popalloc::solve_result& result, const run_summary
 /// \brief The --gap value: automatic, objective or anchored. \throws input_error otherwise.
 popalloc::gap_measure parse_gap_measure(const std::string& text);
 
-/// \brief Writes RESULT.json: status, objective, dual_bound, trivial_bound, absolute_gap,
-/// relative_gap, gap_measure, gap_scale, gap_scale_name, iterations, seconds,
-/// n_jobs, n_resources, max_capacity_violation, pop_parts (with --pop K > 1 also
-/// pop_parts_seconds_sum, pop_parts_seconds_max, pop_bound_seconds; under MPI mpi_ranks), utility
-/// and prices (resource
+/// \brief Writes RESULT.json: the envelope, status, objective, dual_bound, trivial_bound,
+/// absolute_gap, relative_gap, gap_measure, gap_scale, gap_scale_name, iterations, seconds, n_jobs,
+/// n_resources, max_capacity_violation, pop_parts (with --pop K > 1 also pop_parts_seconds_sum,
+/// pop_parts_seconds_max, pop_bound_seconds; under MPI mpi_ranks), utility and prices (resource
 /// name -> price). Non-finite numbers become null. \throws input_error if the file cannot be
 /// written.
 void write_result_json(const std::string& path, const instance& data,

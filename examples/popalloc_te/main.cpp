@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -63,21 +64,26 @@ Model and solver:
   --solver S             price (default: popalloc's price-discovery core) | lp (exact, COIN-OR CLP)
   --tolerance TOL        price solver: relative gap, 0 < TOL < 0.1 (default 1e-5)
   --max-iterations N     price solver: dual evaluations per core solve (default 5000)
-  --time-limit SECONDS   price solver: wall-clock limit
+  --time-limit SECONDS   price solver: wall-clock limit of each core solve
   --threads N            CPU threads (default 0: the OpenMP default)
   --pop K                POP: deal the commodities over K sub-problems with capacities c/K, solve
                          them in parallel with the chosen solver, add the flows (default 1)
   --split-fraction F     POP: split heavy commodities into N + round(N F) pieces (default 0)
 
 Output:
-  --output FILE          te.json: objective, objective_name, bound, relative_gap, status,
-                         total_flow, concurrent_flow, max_link_utilization, seconds,
-                         commodities, paths, total_demand and the run's settings
+  --output FILE          te.json (share/popalloc/schemas/popalloc-te.schema.json,
+                         docs/output-format.md): schema_version, program, popalloc_version,
+                         command_line, inputs, objective, objective_name, dual_bound,
+                         relative_gap, status, total_flow, concurrent_flow,
+                         max_link_utilization, seconds, pop_parts, commodities, paths,
+                         total_demand and the run's settings
   --export-mps FILE      the exact LP that --solver lp solves, as free MPS (a maximisation is
                          written as min of the negated objective); works without CLP
   --flows FILE           CSV commodity,source,target,demand,path,nodes,flow (flow > 0 only)
-  --quiet                no summary line
-  --help                 this text
+  --quiet                no progress and no summary line
+  --verbose              progress every second from the start
+  -h, --help             this text
+  --version              popalloc version, backends, LP/MILP libraries
 
 Outputs are replaced atomically; symbolic links are written through, "-" (stdout), devices and
 FIFOs directly, and a read-only file or an output that is an input or another output is refused
@@ -89,16 +95,13 @@ Exit status: 0 solved, 2 usage or input error (nothing is written), 1 internal e
 using popalloc_cli::option_spec;
 
 constexpr option_spec kOptions[] = {
-    {"topology", true},       {"default-capacity", true},
-    {"traffic", true},        {"scale", true},
-    {"seed", true},           {"paths", true},
-    {"path-method", true},    {"objective", true},
-    {"solver", true},         {"tolerance", true},
-    {"max-iterations", true}, {"time-limit", true},
-    {"threads", true},        {"pop", true},
-    {"split-fraction", true}, {"output", true},
-    {"export-mps", true},     {"flows", true},
-    {"quiet", false},         {"help", false},
+    {"topology", true},   {"default-capacity", true},
+    {"traffic", true},    {"scale", true},
+    {"paths", true},      {"path-method", true},
+    {"objective", true},  {"solver", true},
+    {"tolerance", true},  {"max-iterations", true},
+    {"pop", true},        {"split-fraction", true},
+    {"export-mps", true}, {"flows", true},
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -108,7 +111,7 @@ constexpr option_spec kOptions[] = {
 void warn(const char* what) { std::fprintf(stderr, "popalloc-te: warning: %s\n", what); }
 
 std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char** argv) {
-  return popalloc_cli::parse_arguments(argc, argv, kOptions, usage_error);
+  return popalloc_cli::parse_program_arguments(argc, argv, kOptions, usage_error);
 }
 
 long long parse_integer(std::string_view text, const std::string& option, long long minimum) {
@@ -146,7 +149,7 @@ struct settings {
   int pop_parts = 1;
   double split_fraction = 0.0;
   std::string output_path, mps_path, flows_path;
-  bool quiet = false;
+  popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
 };
 
 settings interpret(const std::map<std::string, std::string, std::less<>>& given) {
@@ -226,7 +229,7 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
       if (given.count(price_only) != 0)
         warn((std::string("--") + price_only + " only applies to --solver price").c_str());
   }
-  s.quiet = given.count("quiet") != 0;
+  s.verbosity = popalloc_cli::verbosity_of(given);
   if (s.use_lp && !lp_solver_available())
     usage_error(
         "--solver lp needs COIN-OR CLP, and this popalloc-te was built without it (install "
@@ -266,6 +269,13 @@ int run(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (given.count("version") != 0) {
+    std::fputs(popalloc_cli::version_text("popalloc-te", "",
+                                          lp_solver_available() ? "COIN-OR CLP (--solver lp)" : "")
+                   .c_str(),
+               stdout);
+    return 0;
+  }
   const settings s = interpret(given);
 
   te::topology graph;
@@ -295,7 +305,10 @@ int run(int argc, char** argv) {
                 std::to_string(commodities.size()) + " commodities");
   const double traffic_seconds = seconds_since(t_traffic);
   const auto t_paths = std::chrono::steady_clock::now();
-  const te::te_instance inst = te::make_instance(graph, std::move(commodities), s.paths);
+  const te::te_instance inst = [&] {
+    const popalloc_cli::heartbeat beat(s.verbosity, "computing paths");
+    return te::make_instance(graph, std::move(commodities), s.paths);
+  }();
   const double path_seconds = seconds_since(t_paths);
 
   if (!s.mps_path.empty()) {
@@ -311,6 +324,11 @@ int run(int argc, char** argv) {
     return te::solve_price(part, s.objective, o);
   };
   te::te_result result;
+  // The TE solvers report no progress of their own (nor their bisection steps): a heartbeat
+  // says the run is alive.
+  std::optional<popalloc_cli::heartbeat> beat;
+  beat.emplace(s.verbosity, std::string("solving ") + te::to_string(s.objective) + " with " +
+                                (s.use_lp ? "lp" : "price"));
   if (s.pop_parts > 1) {
     te::pop_te_options o;
     o.parts = s.pop_parts;
@@ -324,13 +342,20 @@ int run(int argc, char** argv) {
   } else {
     result = solve_one(inst, s.price.threads);
   }
+  beat.reset();
   const te::flow_summary summary = te::summarize(inst, result.path_flow);
 
   if (!s.output_path.empty()) {
     std::string out = "{\n";
+    popalloc_cli::run_record run("popalloc-te", argc, argv);
+    run.input("topology", s.topology_path.empty() ? "<embedded b4-teavar.json>" : s.topology_path);
+    run.input("traffic", "<generated " + std::string(te::to_string(s.traffic)) +
+                             " traffic, scale " + json_number(s.scale) + ", seed " +
+                             std::to_string(s.seed) + ">");
+    popalloc_cli::append_envelope(out, run);
     field(out, "objective", result.objective);
     field(out, "objective_name", te::to_string(s.objective));
-    field(out, "bound", result.bound);
+    field(out, "dual_bound", result.bound);
     field(out, "relative_gap", result.relative_gap);
     field(out, "status", result.status);
     field(out, "total_flow", summary.total_flow);
@@ -402,7 +427,7 @@ int run(int argc, char** argv) {
     }
     file.commit();
   }
-  if (!s.quiet) {
+  if (s.verbosity != popalloc_cli::verbosity::quiet) {
     std::printf(
         "%s: %d nodes, %d arcs, %lld commodities, %lld paths; %s %s%s: objective %.9g "
         "(bound %.9g, gap %.2e, %s), total flow %.9g, max utilization %.6g, %.3f s "

@@ -254,6 +254,12 @@ check "--help documents --generate" stdout_has "--generate"
 run --version
 check "--version exits 0" exited 0
 check "--version names the program" stdout_has "popalloc-solve"
+# --verbose: progress at every iteration from the start (normally only after the first second).
+run --generate 2000,6 --seed 7 --verbose
+check "--verbose: exit 0" exited 0
+check "--verbose: progress from the first iteration" grep -q "iteration *1 " err.txt
+run --generate 2000,6 --seed 7
+check "no progress within the first second" test ! -s err.txt
 
 # ---- Every utility on a generated instance --------------------------------------------------------
 for utility in linear log power:0.5 target-priority; do
@@ -273,6 +279,10 @@ for name in log linear; do
     --output "$name.files.json" --write-instance "$name.again" --quiet
   check "$name round trip: exit status 0" exited 0
   check "$name round trip: same objective" py same_objective "$name.json" "$name.files.json"
+  check "$name round trip: the inputs named" python3 -c "
+import json, sys; r = json.load(open('$name.files.json'))
+assert r['inputs'] == {'jobs': '$name.jobs.csv', 'resources': '$name.resources.csv'}, r['inputs']
+assert r['command_line'][1:3] == ['--jobs', '$name.jobs.csv'], r['command_line']"
   check "$name round trip: rewritten jobs file is identical" cmp -s "$name.jobs.csv" "$name.again.jobs.csv"
   check "$name round trip: rewritten resources file is identical" \
     cmp -s "$name.resources.csv" "$name.again.resources.csv"

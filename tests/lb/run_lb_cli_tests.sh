@@ -44,7 +44,7 @@ import json, sys
 def validate(path, solver, k, rounds, skip):
     d = json.load(open(path))
     assert d["solver"] == solver, d["solver"]
-    assert d["k"] == k, d["k"]
+    assert d["pop_parts"] == k, d["pop_parts"]
     rs = d["rounds"]
     assert len(rs) == rounds, len(rs)
     for i, r in enumerate(rs):
@@ -65,6 +65,8 @@ def validate(path, solver, k, rounds, skip):
     assert abs(d["avg_shards_moved"] - avg_moved) <= 1e-9 * max(1, avg_moved), (d["avg_shards_moved"], avg_moved)
     assert abs(d["avg_seconds"] - avg_seconds) <= 1e-9 * max(1, avg_seconds)
     assert d["worst_load_deviation"] == worst
+    assert d["status"] == ("balanced" if all(r["status"] == "balanced" for r in rs) else "unbalanced")
+    assert abs(d["seconds"] - sum(r["seconds"] for r in rs)) <= 1e-9 * max(1, d["seconds"])
     return d
 
 def main():
@@ -142,7 +144,7 @@ else
   # CBC isolation (POPALLOC_LB_MILP_FAULT is the test hook): the CBC child dies, popalloc-lb
   # reports it per round and carries on with the MIP start or the previous placement.
   POPALLOC_LB_MILP_FAULT=abort run --shards 24 --servers 4 --rounds 3 --skip 1 --solver milp \
-    --output crash.json
+    --output crash.json --verbose
   check "CBC abort: popalloc-lb still exits 0" exited 0
   check "CBC abort: JSON contract" json_ok validate crash.json milp 1 3 1
   check "CBC abort: solver_crashed, MIP start used" json_ok milp_status crash.json solver_crashed mip_start
@@ -163,7 +165,7 @@ else
   check "CBC SIGSEGV: the incumbents balance" json_ok balanced segv.json 0.05
 
   POPALLOC_LB_MILP_FAULT=hang run --shards 24 --servers 4 --rounds 2 --skip 1 --solver milp \
-    --time-limit 0.5 --output hang.json
+    --time-limit 0.5 --output hang.json --verbose
   check "CBC hang: exit 0" exited 0
   check "CBC hang: killed at the deadline" json_ok milp_status hang.json time_limit mip_start
   check "CBC hang: message" stdout_has "killed at the deadline"

@@ -19,6 +19,10 @@ if ! command -v python3 >/dev/null 2>&1; then
   echo "cli: python3 not found, skipping"
   exit 77
 fi
+# Gavel's table and the schemas, from the source tree this script is in.
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DATA="$HERE/../../data/gavel"
+SCHEMAS="$HERE/../../schemas"
 mkdir -p "$2"
 WORK="$(mktemp -d "$2/cli.XXXXXX")"
 cd "$WORK" || exit 2
@@ -158,6 +162,53 @@ check "time limit: CSV" python3 helper.py csv cut.csv 40
 run --throughputs tp.json --cluster v100:4,k80:4 --arrival-rate 20 --jobs 40 --seed 3 \
   --policy max-min-fairness --window 10:20 --output win.json --quiet
 check "window: 10 measured" python3 helper.py field win.json jobs_measured 10
+
+# ---- Space sharing (Gavel's packed policies) on Gavel's table: every job finishes ------------
+run --throughputs "$DATA/simulation_throughputs.json" --cluster v100:4,p100:4,k80:4 \
+  --arrival-rate 20 --jobs 30 --seed 3 --space-sharing --output packed.json --per-job packed.csv --quiet
+check "space sharing: exit 0" exited 0
+check "space sharing: CSV" python3 helper.py csv packed.csv 30
+run --throughputs "$DATA/simulation_throughputs.json" --cluster v100:4,p100:4,k80:4 \
+  --arrival-rate 20 --jobs 30 --seed 3 --output unpacked.json --quiet
+check "without space sharing: exit 0" exited 0
+run --cluster v100:4,p100:4,k80:4 --arrival-rate 20 --jobs 30 --seed 3 --space-sharing \
+  --policy max-throughput --pop 2 --output packed_mt.json --quiet
+check "space sharing, max-throughput, POP-2, the shipped table: exit 0" exited 0
+check "space sharing: summaries" python3 - "$SCHEMAS" <<'PY'
+import json, sys
+p, u, mt = (json.load(open(f"{n}.json")) for n in ("packed", "unpacked", "packed_mt"))
+try:
+    import jsonschema
+    schema = json.load(open(f"{sys.argv[1]}/popalloc-simulate.schema.json"))
+    for r in (p, u, mt):
+        jsonschema.validate(r, schema, cls=jsonschema.Draft202012Validator)
+except ImportError:
+    print("python3 jsonschema not found: schema validation skipped")
+for r in (p, mt):
+    assert r["status"] == "finished" and r["jobs_finished"] == r["jobs_total"] == 30, r
+    assert r["space_sharing"] is True and r["pairs_allocated"] > 0, r
+    assert r["policy_calls"] > 0 and r["policy_calls_warm_started"] == r["core_solves"] == 0, r
+    assert 0 < r["gpu_utilization"] <= 1 and 0 < r["avg_jct_hours"] <= r["makespan_hours"], r
+assert mt["policy"] == "max-throughput" and mt["pop_parts"] == 2
+assert mt["inputs"]["throughputs"].endswith("gavel/simulation_throughputs.json"), mt["inputs"]
+assert u["space_sharing"] is False and "pairs_allocated" not in u and u["jobs_finished"] == 30
+PY
+expect_one_line() {  # expect_one_line NAME MESSAGE ARGS...: exit 2 with a one-line error
+  local name="$1" message="$2"
+  shift 2
+  run "$@"
+  check "$name: exit 2" exited 2
+  check "$name: message" stderr_has "$message"
+  check "$name: one line" test "$(wc -l <err.txt)" -eq 1
+}
+expect_one_line "space sharing with min-makespan" \
+  "--space-sharing runs --policy max-min-fairness or max-throughput, not min-makespan" \
+  --space-sharing --policy min-makespan
+expect_one_line "space sharing with agnostic" \
+  "--space-sharing cannot be combined with --heterogeneity-agnostic" --space-sharing \
+  --heterogeneity-agnostic
+expect_one_line "space sharing with water filling" \
+  "--space-sharing cannot be combined with --water-filling" --space-sharing --water-filling
 
 # ---- Errors: exit 2, a clear message, no output written -----------------------------------------
 expect_error() {  # expect_error NAME MESSAGE ARGS...
