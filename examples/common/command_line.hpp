@@ -155,8 +155,9 @@ inline std::string version_text(std::string_view program, std::string_view backe
 inline constexpr double kProgressFirstSeconds = 1.0;
 inline constexpr double kProgressIntervalSeconds = 1.0;
 
-/// \brief Progress for a library call that reports none (the cluster policies, the TE solvers)
-/// or whose steps can each take long (load-balancing rounds): a thread prints
+/// \brief Progress for a library call that reports none (the cluster policies, CLP) or that
+/// reports through a callback whose steps can each take long (the TE price solver's core solves,
+/// load-balancing rounds; progress_state carries its latest report): a thread prints
 /// "  LABEL[ STATE]  elapsed S s" to stderr every second after the first (verbose: from the
 /// start), until the object is destroyed. `state`, if given, is called on that thread, so what it
 /// reads must be atomic.
@@ -198,6 +199,25 @@ class heartbeat {
   std::condition_variable cv_;
   bool done_ = false;
   std::thread thread_;
+};
+
+/// \brief The latest progress report of a library call, as text: written by its progress
+/// callback (from any thread, several at once) and read by a heartbeat's `state`.
+class progress_state {
+ public:
+  explicit progress_state(std::string initial = {}) : text_(std::move(initial)) {}
+  void set(std::string text) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    text_ = std::move(text);
+  }
+  std::string get() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return text_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::string text_;
 };
 
 /// \brief The version of the JSON layout of every program's --output (docs/output-format.md);

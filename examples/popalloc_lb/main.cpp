@@ -67,7 +67,8 @@ Options:
   --time-limit T      milp: wall-clock seconds per MILP solve (default 60). Every CBC solve
                       runs in a child process: killed when it overruns the limit (plus max(1 s,
                       5%)), and a crash of CBC becomes the round's solver status, not the end of
-                      popalloc-lb
+                      popalloc-lb. price: wall-clock seconds per LP relaxation (per POP part;
+                      default none), the rounding and repair run after it
   --milp-start KIND   milp: price (default; the price solver's placement as MIP start, its time
                       counted in the round's seconds) or none
   --tolerance TOL     price: relative duality gap of the LP relaxation, 0 < TOL < 0.1
@@ -150,6 +151,7 @@ struct settings {
   int pop = 1;
   double epsilon = 0.05, max_memory = 16.0, mip_gap = 0.05, time_limit = 60.0, tolerance = 1e-4;
   bool milp_start = true;
+  bool time_limit_given = false;
   int threads = 0;
   std::string output;
   popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
@@ -195,7 +197,10 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
   if (auto v = get("epsilon")) s.epsilon = parse_number(*v, "epsilon", 0.0, true);
   if (auto v = get("max-memory")) s.max_memory = parse_number(*v, "max-memory", 0.0, false);
   if (auto v = get("mip-gap")) s.mip_gap = parse_number(*v, "mip-gap", 0.0, true);
-  if (auto v = get("time-limit")) s.time_limit = parse_number(*v, "time-limit", 0.0, false);
+  if (auto v = get("time-limit")) {
+    s.time_limit = parse_number(*v, "time-limit", 0.0, false);
+    s.time_limit_given = true;
+  }
   if (auto v = get("tolerance")) {
     s.tolerance = parse_number(*v, "tolerance", 0.0, false);
     if (!(s.tolerance < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
@@ -219,8 +224,9 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
       if (given.count(name) != 0)
         std::fprintf(stderr, "popalloc-lb: warning: --%s only applies to %s\n", name, applies_to);
   };
-  if (s.solver != "milp") ignored({"mip-gap", "time-limit", "milp-start"}, "--solver milp");
-  if (s.solver == "greedy") ignored({"tolerance", "threads"}, "--solver price and milp");
+  if (s.solver != "milp") ignored({"mip-gap", "milp-start"}, "--solver milp");
+  if (s.solver == "greedy")
+    ignored({"tolerance", "threads", "time-limit"}, "--solver price and milp");
   // Test hook of the CBC isolation (tests/lb/run_lb_cli_tests.sh); deliberately not an option.
   if (const char* fault = std::getenv("POPALLOC_LB_MILP_FAULT"); fault != nullptr && *fault) {
     if (!parse_milp_fault(fault, s.fault))
@@ -312,34 +318,24 @@ double process_cpu_seconds() {
          seconds(children.ru_utime) + seconds(children.ru_stime);
 }
 
-/// Position of `name` in `order` (worst last); a round reports the worst over its POP parts.
-template <std::size_t N>
-int rank(const std::string& name, const char* const (&order)[N]) {
-  int k = 0;
-  for (const char* o : order) {
-    if (name == o) return k;
-    ++k;
-  }
-  return k;
-}
-
-/// What the MILP did in one round, over its POP parts.
+/// What the MILP did in one round, over its POP parts: the worst outcome and source.
 struct milp_round {
-  std::map<std::string, int> outcomes;
-  std::string worst_outcome, worst_source, message;
-  void add(const std::string& outcome, const std::string& source, const std::string& why) {
-    ++outcomes[outcome];
-    static constexpr const char* kOutcomes[] = {"optimal", "infeasible", "time_limit", "not_run",
-                                                "solver_crashed"};
-    static constexpr const char* kSources[] = {"cbc", "cbc_incumbent", "mip_start",
-                                               "previous_placement"};
-    if (worst_outcome.empty() || rank(outcome, kOutcomes) > rank(worst_outcome, kOutcomes)) {
+  std::map<std::string, int> outcomes;  ///< parts per outcome name
+  bool any = false;                     ///< a part was added
+  milp_outcome worst_outcome = milp_outcome::optimal;
+  placement_source worst_source = placement_source::cbc;
+  std::string message;  ///< why the worst outcome is not optimal
+  void add(milp_outcome outcome, placement_source source, const std::string& why) {
+    ++outcomes[to_string(outcome)];
+    if (!any || worse(worst_outcome, outcome) != worst_outcome) {
       worst_outcome = outcome;
-      if (outcome != "optimal") message = why;
+      if (outcome != milp_outcome::optimal) message = why;
     }
-    if (worst_source.empty() || rank(source, kSources) > rank(worst_source, kSources))
-      worst_source = source;
+    if (!any || worse(worst_source, source) != worst_source) worst_source = source;
+    any = true;
   }
+  std::string outcome_name() const { return any ? to_string(worst_outcome) : ""; }
+  std::string source_name() const { return any ? to_string(worst_source) : ""; }
 };
 
 /// The current placement with the previous fractions, used when a solver returns nothing.
@@ -354,31 +350,84 @@ lb::placement normalised(const lb::placement& p) {
   return out;
 }
 
-int run(int argc, char** argv) {
-  bool help = false, version = false;
-  const settings s = read_settings(argc, argv, help, version);
-  if (help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (version) {
-    std::fputs(popalloc_cli::version_text("popalloc-lb", "",
-                                          milp_available() ? "COIN-OR CBC (--solver milp)" : "")
-                   .c_str(),
-               stdout);
-    return 0;
-  }
+/// The price solver's options; unless quiet, its progress goes to `latest` for the heartbeat.
+lb::price_options price_options_of(const settings& s, popalloc_cli::progress_state& latest) {
   const bool quiet = s.verbosity == popalloc_cli::verbosity::quiet;
+  lb::price_options price;
+  price.solver.relative_gap = s.tolerance;
+  price.solver.threads = s.threads;
+  // For --solver milp the limit is CBC's; its MIP start keeps an unlimited LP.
+  if (s.solver == "price" && s.time_limit_given) price.solver.time_limit_seconds = s.time_limit;
+  if (!quiet)
+    price.callback = [&latest](const lb::progress& p) {
+      char text[160];
+      if (p.stage == lb::stage::lp)
+        std::snprintf(text, sizeof text, "LP of %zu shards x %zu servers, iteration %d, gap %.2e",
+                      p.lp_shards, p.lp_servers, p.lp_iterations, p.lp_relative_gap);
+      else if (p.lp_shards == 0)
+        std::snprintf(text, sizeof text, "repair (no LP needed)");
+      else
+        std::snprintf(text, sizeof text,
+                      "repair after the LP of %zu shards x %zu servers (%d iterations)",
+                      p.lp_shards, p.lp_servers, p.lp_iterations);
+      latest.set(text);
+      return popalloc::callback_action::proceed;
+    };
+  return price;
+}
+
+/// One MILP solve of `p`, with the price solver's placement as MIP start unless --milp-start
+/// none; what CBC did goes to `tally`. A solve without any placement keeps the current one.
+lb::lb_result solve_one_milp(const settings& s, const lb::price_options& po, const lb::problem& p,
+                             milp_round& milp_tally) {
+  milp_options mo;
+  mo.mip_gap = s.mip_gap;
+  mo.time_limit = s.time_limit;
+  mo.fault = s.fault;
+  lb::lb_result start;
+  if (s.milp_start) {
+    start = lb::solve_price(p, po);
+    if (start.status == lb::lb_status::balanced) mo.start = &start.result;
+  }
+  milp_result r = solve_milp(p, mo);
+  const milp_report& report = r.report;
+  r.seconds += start.seconds;
+  if (r.status != lb::lb_status::balanced && start.status == lb::lb_status::balanced) {
+    // CBC ended without a better incumbent than the start it was given: return the start.
+    milp_tally.add(report.outcome, placement_source::mip_start, r.message);
+    start.message = "MILP: " + r.message + "; returning the MIP start";
+    start.seconds = r.seconds;
+    return start;
+  }
+  if (r.status == lb::lb_status::no_solution) {
+    // No placement at all (crash or time limit before any incumbent, no usable start): the
+    // shards stay where they are, and the checker says whether that is still balanced.
+    milp_tally.add(report.outcome, placement_source::previous_placement, r.message);
+    const double seconds = r.seconds;
+    r.result = normalised(p.current);
+    const lb::check_report c = lb::check(p, r.result);
+    r.status = c.feasible ? lb::lb_status::balanced : lb::lb_status::unbalanced;
+    r.message = "MILP: " + r.message + "; keeping the previous placement" +
+                (c.feasible ? std::string() : ": " + c.violation);
+    r.seconds = seconds;
+    return r;
+  }
+  milp_tally.add(report.outcome, report.source, r.message);
+  return r;
+}
+
+/// What the rounds produced.
+struct run_totals {
+  std::vector<round_record> records;
+  double total_seconds = 0.0;
+  std::map<std::string, long long> solver_status_rounds;  ///< rounds per solver_status
+};
+
+/// Runs every round: each solves the workload's next problem (over POP parts with --pop) from the
+/// previous round's placement. `round_now` and `latest` feed the heartbeat.
+run_totals run_rounds(const settings& s, const lb::price_options& price,
+                      popalloc_cli::progress_state& latest, std::atomic<long long>& round_now) {
   const bool verbose = s.verbosity == popalloc_cli::verbosity::verbose;
-  // Rounds of a large instance take seconds each: the heartbeat reports from within a round.
-  std::atomic<long long> round_now{0};
-  std::optional<popalloc_cli::heartbeat> beat;
-  beat.emplace(s.verbosity == popalloc_cli::verbosity::normal ? popalloc_cli::verbosity::normal
-                                                              : popalloc_cli::verbosity::quiet,
-               "popalloc-lb:", [&round_now, rounds = s.rounds] {
-                 return "round " + std::to_string(round_now.load() + 1) + "/" +
-                        std::to_string(rounds);
-               });
   const auto shards = static_cast<std::size_t>(s.shards);
   const auto servers = static_cast<std::int32_t>(s.servers);
   lb::zipf_workload workload(shards, servers, s.seed, s.max_memory);
@@ -387,59 +436,14 @@ int run(int argc, char** argv) {
   milp_round milp_tally;  // reset every round
   auto solve_one = [&](const lb::problem& p) -> lb::lb_result {
     if (s.solver == "greedy") return lb::solve_greedy(p);
-    lb::price_options po;
-    po.relative_gap = s.tolerance;
-    po.threads = s.threads;
+    lb::price_options po = price;
     if (s.solver == "price") return lb::solve_price(p, po);
-    milp_options mo;
-    mo.mip_gap = s.mip_gap;
-    mo.time_limit = s.time_limit;
-    mo.fault = s.fault;
-    lb::lb_result start;
-    if (s.milp_start) {
-      start = lb::solve_price(p, po);
-      if (start.status == lb::lb_status::balanced) mo.start = &start.result;
-    }
-    milp_report report;
-    lb::lb_result r = solve_milp(p, mo, &report);
-    r.seconds += start.seconds;
-    if (r.status != lb::lb_status::balanced && start.status == lb::lb_status::balanced) {
-      // CBC ended without a better incumbent than the start it was given: return the start.
-      milp_tally.add(report.outcome, "mip_start", r.message);
-      start.message = "MILP: " + r.message + "; returning the MIP start";
-      start.seconds = r.seconds;
-      return start;
-    }
-    if (r.status == lb::lb_status::no_solution) {
-      // No placement at all (crash or time limit before any incumbent, no usable start): the
-      // shards stay where they are, and the checker says whether that is still balanced.
-      milp_tally.add(report.outcome, "previous_placement", r.message);
-      const double seconds = r.seconds;
-      r.result = normalised(p.current);
-      const lb::check_report c = lb::check(p, r.result);
-      r.status = c.feasible ? lb::lb_status::balanced : lb::lb_status::unbalanced;
-      r.message = "MILP: " + r.message + "; keeping the previous placement" +
-                  (c.feasible ? std::string() : ": " + c.violation);
-      r.seconds = seconds;
-      return r;
-    }
-    milp_tally.add(report.outcome, report.source, r.message);
-    return r;
+    return solve_one_milp(s, po, p, milp_tally);
   };
-
-  if (!quiet) {
-    std::printf(
-        "popalloc-lb: %lld shards, %lld servers, %lld rounds (first %lld skipped), seed "
-        "%lld, solver %s, pop k = %d\n",
-        s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop);
-    if (verbose)
-      std::printf("%6s %7s %8s %10s %10s %10s  %s\n", "round", "z", "moved", "deviation", "seconds",
-                  "cpu", "status");
-    std::fflush(stdout);
-  }
-  std::vector<round_record> records;
-  double total_seconds = 0.0;
-  std::map<std::string, long long> solver_status_rounds;
+  run_totals totals;
+  std::vector<round_record>& records = totals.records;
+  double& total_seconds = totals.total_seconds;
+  std::map<std::string, long long>& solver_status_rounds = totals.solver_status_rounds;
   for (long long round = 0; round < s.rounds; ++round) {
     round_record rec;
     rec.round = round;
@@ -447,13 +451,14 @@ int run(int argc, char** argv) {
     p.epsilon = s.epsilon;
     const double cpu_start = process_cpu_seconds();
     milp_tally = milp_round{};
+    latest.set("");
     lb::lb_result r = s.pop > 1 ? lb::pop_solve(p, s.pop, solve_one) : solve_one(p);
     rec.cpu_seconds = process_cpu_seconds() - cpu_start;
     rec.seconds = r.seconds;
     rec.status = lb::to_string(r.status);
     if (s.solver == "milp") {
-      rec.solver_status = milp_tally.worst_outcome;
-      rec.placement_from = milp_tally.worst_source;
+      rec.solver_status = milp_tally.outcome_name();
+      rec.placement_from = milp_tally.source_name();
       rec.message = r.status == lb::lb_status::balanced ? milp_tally.message : r.message;
       if (s.pop > 1 && milp_tally.outcomes.size() > 1) {
         std::string parts;
@@ -485,7 +490,16 @@ int run(int argc, char** argv) {
     }
     records.push_back(std::move(rec));
   }
-  beat.reset();
+  return totals;
+}
+
+/// Averages over the counted rounds (those from --skip on).
+struct averages {
+  long long counted = 0, balanced = 0;
+  double moved = 0.0, seconds = 0.0, cpu_seconds = 0.0, worst = 0.0;
+};
+
+averages average(const settings& s, const std::vector<round_record>& records) {
   double moved = 0.0, seconds = 0.0, cpu_seconds = 0.0, worst = 0.0;
   long long counted = 0, balanced = 0;
   for (const auto& rec : records) {
@@ -500,6 +514,114 @@ int run(int argc, char** argv) {
   const double avg_moved = moved / static_cast<double>(counted);
   const double avg_seconds = seconds / static_cast<double>(counted);
   const double avg_cpu_seconds = cpu_seconds / static_cast<double>(counted);
+  averages a;
+  a.counted = counted;
+  a.balanced = balanced;
+  a.moved = avg_moved;
+  a.seconds = avg_seconds;
+  a.cpu_seconds = avg_cpu_seconds;
+  a.worst = worst;
+  return a;
+}
+
+/// --output: lb.json.
+void write_json(int argc, char** argv, const settings& s, const run_totals& totals,
+                const averages& a) {
+  const std::vector<round_record>& records = totals.records;
+  const double total_seconds = totals.total_seconds;
+  const std::map<std::string, long long>& solver_status_rounds = totals.solver_status_rounds;
+  const long long counted = a.counted, balanced = a.balanced;
+  const double avg_moved = a.moved, avg_seconds = a.seconds, avg_cpu_seconds = a.cpu_seconds,
+               worst = a.worst;
+  popalloc::io::atomic_output_file file(s.output);
+  std::string& o = file.buffer();
+  o += "{\n";
+  popalloc_cli::run_record run("popalloc-lb", argc, argv);
+  run.input("workload", "<generated Zipf loads, seed " + std::to_string(s.seed) + ">");
+  popalloc_cli::append_envelope(o, run);
+  bool all_balanced = true;
+  for (const auto& rec : records) all_balanced = all_balanced && rec.status == "balanced";
+  // balanced: every round, skipped ones too, met the band.
+  o += "  \"status\": " + quoted(all_balanced ? "balanced" : "unbalanced") +
+       ",\n  \"seconds\": " + number(total_seconds) + ",\n  \"solver\": " + quoted(s.solver) +
+       ",\n  \"pop_parts\": " + std::to_string(s.pop) +
+       ",\n  \"shards\": " + std::to_string(s.shards) +
+       ",\n  \"servers\": " + std::to_string(s.servers) +
+       ",\n  \"seed\": " + std::to_string(s.seed) + ",\n  \"skip\": " + std::to_string(s.skip) +
+       ",\n  \"epsilon\": " + number(s.epsilon) + ",\n  \"max_memory\": " + number(s.max_memory) +
+       ",\n  \"rounds\": [";
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    const auto& rec = records[k];
+    o += std::string(k ? "," : "") + "\n    {\"round\": " + std::to_string(rec.round) +
+         ", \"shards_moved\": " + std::to_string(rec.moved) +
+         ", \"max_load_deviation\": " + number(rec.deviation) +
+         ", \"seconds\": " + number(rec.seconds) + ", \"cpu_seconds\": " + number(rec.cpu_seconds) +
+         ", \"exponent\": " + number(rec.exponent) + ", \"status\": " + quoted(rec.status) +
+         ", \"solver_status\": " + quoted(rec.solver_status) +
+         ", \"placement_from\": " + quoted(rec.placement_from) +
+         ", \"message\": " + quoted(rec.message) + "}";
+  }
+  o += "\n  ],\n  \"counted_rounds\": " + std::to_string(counted) +
+       ",\n  \"balanced_rounds\": " + std::to_string(balanced) +
+       ",\n  \"avg_shards_moved\": " + number(avg_moved) +
+       ",\n  \"avg_seconds\": " + number(avg_seconds) +
+       ",\n  \"avg_cpu_seconds\": " + number(avg_cpu_seconds) +
+       ",\n  \"worst_load_deviation\": " + number(worst) + ",\n  \"solver_status_rounds\": {";
+  bool first = true;
+  for (const auto& [status, count] : solver_status_rounds) {
+    o += std::string(first ? "" : ", ") + quoted(status) + ": " + std::to_string(count);
+    first = false;
+  }
+  o += "}\n}\n";
+  file.commit();
+}
+
+int run(int argc, char** argv) {
+  bool help = false, version = false;
+  const settings s = read_settings(argc, argv, help, version);
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (version) {
+    std::fputs(popalloc_cli::version_text("popalloc-lb", "",
+                                          milp_available() ? "COIN-OR CBC (--solver milp)" : "")
+                   .c_str(),
+               stdout);
+    return 0;
+  }
+  const bool quiet = s.verbosity == popalloc_cli::verbosity::quiet;
+  // Rounds of a large instance take seconds each: the heartbeat reports from within a round,
+  // with the price solver's latest report (its LP's iterations, then the repair).
+  std::atomic<long long> round_now{0};
+  popalloc_cli::progress_state latest;
+  const lb::price_options price = price_options_of(s, latest);
+  std::optional<popalloc_cli::heartbeat> beat;
+  beat.emplace(s.verbosity == popalloc_cli::verbosity::normal ? popalloc_cli::verbosity::normal
+                                                              : popalloc_cli::verbosity::quiet,
+               "popalloc-lb:", [&round_now, &latest, rounds = s.rounds] {
+                 const std::string now = latest.get();
+                 return "round " + std::to_string(round_now.load() + 1) + "/" +
+                        std::to_string(rounds) + (now.empty() ? "" : ": " + now);
+               });
+  const bool verbose = s.verbosity == popalloc_cli::verbosity::verbose;
+  if (!quiet) {
+    std::printf(
+        "popalloc-lb: %lld shards, %lld servers, %lld rounds (first %lld skipped), seed "
+        "%lld, solver %s, pop k = %d\n",
+        s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop);
+    if (verbose)
+      std::printf("%6s %7s %8s %10s %10s %10s  %s\n", "round", "z", "moved", "deviation", "seconds",
+                  "cpu", "status");
+    std::fflush(stdout);
+  }
+  const run_totals totals = run_rounds(s, price, latest, round_now);
+  beat.reset();
+  const averages a = average(s, totals.records);
+  const std::map<std::string, long long>& solver_status_rounds = totals.solver_status_rounds;
+  const long long counted = a.counted, balanced = a.balanced;
+  const double avg_moved = a.moved, avg_seconds = a.seconds, avg_cpu_seconds = a.cpu_seconds,
+               worst = a.worst;
   if (!quiet)
     std::printf(
         "average over rounds %lld..%lld: shards moved %.2f, seconds %.4f (cpu %.4f), worst "
@@ -511,50 +633,7 @@ int run(int argc, char** argv) {
       summary += (summary.empty() ? "" : ", ") + status + " " + std::to_string(count);
     std::printf("milp rounds by CBC outcome (worst part): %s\n", summary.c_str());
   }
-  if (!s.output.empty()) {
-    popalloc::io::atomic_output_file file(s.output);
-    std::string& o = file.buffer();
-    o += "{\n";
-    popalloc_cli::run_record run("popalloc-lb", argc, argv);
-    run.input("workload", "<generated Zipf loads, seed " + std::to_string(s.seed) + ">");
-    popalloc_cli::append_envelope(o, run);
-    bool all_balanced = true;
-    for (const auto& rec : records) all_balanced = all_balanced && rec.status == "balanced";
-    // balanced: every round, skipped ones too, met the band.
-    o += "  \"status\": " + quoted(all_balanced ? "balanced" : "unbalanced") +
-         ",\n  \"seconds\": " + number(total_seconds) + ",\n  \"solver\": " + quoted(s.solver) +
-         ",\n  \"pop_parts\": " + std::to_string(s.pop) +
-         ",\n  \"shards\": " + std::to_string(s.shards) +
-         ",\n  \"servers\": " + std::to_string(s.servers) +
-         ",\n  \"seed\": " + std::to_string(s.seed) + ",\n  \"skip\": " + std::to_string(s.skip) +
-         ",\n  \"epsilon\": " + number(s.epsilon) + ",\n  \"max_memory\": " + number(s.max_memory) +
-         ",\n  \"rounds\": [";
-    for (std::size_t k = 0; k < records.size(); ++k) {
-      const auto& rec = records[k];
-      o += std::string(k ? "," : "") + "\n    {\"round\": " + std::to_string(rec.round) +
-           ", \"shards_moved\": " + std::to_string(rec.moved) +
-           ", \"max_load_deviation\": " + number(rec.deviation) +
-           ", \"seconds\": " + number(rec.seconds) +
-           ", \"cpu_seconds\": " + number(rec.cpu_seconds) +
-           ", \"exponent\": " + number(rec.exponent) + ", \"status\": " + quoted(rec.status) +
-           ", \"solver_status\": " + quoted(rec.solver_status) +
-           ", \"placement_from\": " + quoted(rec.placement_from) +
-           ", \"message\": " + quoted(rec.message) + "}";
-    }
-    o += "\n  ],\n  \"counted_rounds\": " + std::to_string(counted) +
-         ",\n  \"balanced_rounds\": " + std::to_string(balanced) +
-         ",\n  \"avg_shards_moved\": " + number(avg_moved) +
-         ",\n  \"avg_seconds\": " + number(avg_seconds) +
-         ",\n  \"avg_cpu_seconds\": " + number(avg_cpu_seconds) +
-         ",\n  \"worst_load_deviation\": " + number(worst) + ",\n  \"solver_status_rounds\": {";
-    bool first = true;
-    for (const auto& [status, count] : solver_status_rounds) {
-      o += std::string(first ? "" : ", ") + quoted(status) + ": " + std::to_string(count);
-      first = false;
-    }
-    o += "}\n}\n";
-    file.commit();
-  }
+  if (!s.output.empty()) write_json(argc, argv, s, totals, a);
   return 0;
 }
 

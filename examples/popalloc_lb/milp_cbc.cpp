@@ -55,6 +55,38 @@ const char* to_string(milp_fault f) {
   return "unknown";
 }
 
+const char* to_string(milp_outcome outcome) {
+  switch (outcome) {
+    case milp_outcome::optimal:
+      return "optimal";
+    case milp_outcome::infeasible:
+      return "infeasible";
+    case milp_outcome::time_limit:
+      return "time_limit";
+    case milp_outcome::not_run:
+      return "not_run";
+    case milp_outcome::solver_crashed:
+      return "solver_crashed";
+  }
+  return "unknown";
+}
+
+const char* to_string(placement_source source) {
+  switch (source) {
+    case placement_source::cbc:
+      return "cbc";
+    case placement_source::cbc_incumbent:
+      return "cbc_incumbent";
+    case placement_source::mip_start:
+      return "mip_start";
+    case placement_source::previous_placement:
+      return "previous_placement";
+    case placement_source::none:
+      return "none";
+  }
+  return "unknown";
+}
+
 bool parse_milp_fault(const std::string& name, milp_fault& out) {
   for (const milp_fault f : {milp_fault::none, milp_fault::abort_child,
                              milp_fault::segv_after_incumbent, milp_fault::hang_child})
@@ -147,16 +179,25 @@ class incumbent_events : public CbcEventHandler {
 };
 
 /// Builds the MILP of docs/load-balancing.md and runs CBC's branch-and-cut on it (in this process).
-cbc_answer run_cbc(const popalloc::lb::problem& prob, const milp_options& options,
-                   incumbent_sink* sink) {
-  const std::size_t n = prob.server_count(), s = prob.shards();
-  const std::size_t nx = n * s;  // r: columns 0..nx-1, x: nx..2nx-1; column j*n + i
-  const int R = prob.required_replicas();
-  const double lo = prob.lower(), hi = prob.upper();
-  const bool have_current = !prob.current.shards.empty();
-
+/// The MILP's constraint rows as triplets with their bounds. Columns: r_ij is j * N + i, x_ij is
+/// N * S + j * N + i.
+struct milp_rows {
   std::vector<int> rows, cols;
   std::vector<double> values, row_lo, row_hi;
+  int count = 0;  ///< rows
+};
+
+milp_rows milp_constraints(const popalloc::lb::problem& prob) {
+  const std::size_t n = prob.server_count(), s = prob.shards();
+  const std::size_t nx = n * s;
+  const int R = prob.required_replicas();
+  const double lo = prob.lower(), hi = prob.upper();
+  milp_rows m;
+  std::vector<int>& rows = m.rows;
+  std::vector<int>& cols = m.cols;
+  std::vector<double>& values = m.values;
+  std::vector<double>& row_lo = m.row_lo;
+  std::vector<double>& row_hi = m.row_hi;
   auto rcol = [&](std::size_t j, std::size_t i) { return static_cast<int>(j * n + i); };
   auto xcol = [&](std::size_t j, std::size_t i) { return static_cast<int>(nx + j * n + i); };
   int row = 0;
@@ -218,25 +259,30 @@ cbc_answer run_cbc(const popalloc::lb::problem& prob, const milp_options& option
     row_hi.push_back(COIN_DBL_MAX);
     ++row;
   }
-  const int ncols = static_cast<int>(2 * nx);
-  CoinPackedMatrix matrix(true, rows.data(), cols.data(), values.data(),
-                          static_cast<CoinBigIndex>(values.size()));
-  matrix.setDimensions(row, ncols);
-  std::vector<double> col_lo(2 * nx, 0.0), col_hi(2 * nx, 1.0), objective(2 * nx, 0.0);
-  for (std::size_t j = 0; j < s; ++j)
-    for (std::size_t i = 0; i < n; ++i)
-      objective[static_cast<std::size_t>(xcol(j, i))] =
-          have_current && prob.current.holds(j, static_cast<std::int32_t>(i)) ? 0.0 : 1.0;
+  m.count = row;
+  return m;
+}
 
-  OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(matrix, col_lo.data(), col_hi.data(), objective.data(), row_lo.data(),
-                     row_hi.data());
-  for (int c = static_cast<int>(nx); c < ncols; ++c) solver.setInteger(c);
-
+/// A MIP start for CBC: column names (CBC matches a start to columns by name) and values.
+/// name_ptrs point into names, so a mip_start is moved, never copied (a move keeps the strings
+/// where they are).
+struct mip_start {
   std::vector<std::string> names;
   std::vector<const char*> name_ptrs;
   std::vector<double> start_values;
+};
+
+/// Names the columns of `solver` and returns options.start as a MIP start (empty without one).
+mip_start name_mip_start(const popalloc::lb::problem& prob, const milp_options& options,
+                         OsiClpSolverInterface& solver) {
+  const std::size_t n = prob.server_count(), s = prob.shards();
+  const std::size_t nx = n * s;
+  auto rcol = [&](std::size_t j, std::size_t i) { return static_cast<int>(j * n + i); };
+  auto xcol = [&](std::size_t j, std::size_t i) { return static_cast<int>(nx + j * n + i); };
+  mip_start m;
+  std::vector<std::string>& names = m.names;
+  std::vector<const char*>& name_ptrs = m.name_ptrs;
+  std::vector<double>& start_values = m.start_values;
   if (options.start != nullptr && options.start->shards.size() == s) {
     // MIP start: every x and r (CBC needs names to match a start to columns).
     names.resize(2 * nx);
@@ -253,6 +299,37 @@ cbc_answer run_cbc(const popalloc::lb::problem& prob, const milp_options& option
       }
     for (const auto& name : names) name_ptrs.push_back(name.c_str());
   }
+  return m;
+}
+
+cbc_answer run_cbc(const popalloc::lb::problem& prob, const milp_options& options,
+                   incumbent_sink* sink) {
+  const std::size_t n = prob.server_count(), s = prob.shards();
+  const std::size_t nx = n * s;  // r: columns 0..nx-1, x: nx..2nx-1; column j*n + i
+  const bool have_current = !prob.current.shards.empty();
+
+  auto xcol = [&](std::size_t j, std::size_t i) { return static_cast<int>(nx + j * n + i); };
+  const milp_rows m = milp_constraints(prob);
+  const int row = m.count;
+  const int ncols = static_cast<int>(2 * nx);
+  CoinPackedMatrix matrix(true, m.rows.data(), m.cols.data(), m.values.data(),
+                          static_cast<CoinBigIndex>(m.values.size()));
+  matrix.setDimensions(row, ncols);
+  std::vector<double> col_lo(2 * nx, 0.0), col_hi(2 * nx, 1.0), objective(2 * nx, 0.0);
+  for (std::size_t j = 0; j < s; ++j)
+    for (std::size_t i = 0; i < n; ++i)
+      objective[static_cast<std::size_t>(xcol(j, i))] =
+          have_current && prob.current.holds(j, static_cast<std::int32_t>(i)) ? 0.0 : 1.0;
+
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.loadProblem(matrix, col_lo.data(), col_hi.data(), objective.data(), m.row_lo.data(),
+                     m.row_hi.data());
+  for (int c = static_cast<int>(nx); c < ncols; ++c) solver.setInteger(c);
+
+  mip_start start = name_mip_start(prob, options, solver);
+  std::vector<const char*>& name_ptrs = start.name_ptrs;
+  std::vector<double>& start_values = start.start_values;
 
   CbcModel model(solver);
   CbcSolverUsefulData data;
@@ -336,18 +413,18 @@ lb_result from_answer(const popalloc::lb::problem& prob, const cbc_answer& a, mi
   rep.best_bound = a.best_bound;
   lb_result out;
   if (a.kind == cbc_answer::infeasible) {
-    rep.outcome = "infeasible";
+    rep.outcome = milp_outcome::infeasible;
     out.status = lb_status::infeasible;
     out.message = "CBC proved the MILP infeasible";
   } else if (a.kind == cbc_answer::solution) {
-    rep.outcome = a.proven_optimal ? "optimal" : "time_limit";
-    rep.source = "cbc";
+    rep.outcome = a.proven_optimal ? milp_outcome::optimal : milp_outcome::time_limit;
+    rep.source = placement_source::cbc;
     rep.proven_optimal = a.proven_optimal != 0;
     rep.objective = a.objective;
     out = checked(prob, a.values,
                   a.proven_optimal ? "optimal within the MIP gap" : "time limit: best incumbent");
   } else {
-    rep.outcome = "time_limit";
+    rep.outcome = milp_outcome::time_limit;
     out.status = lb_status::no_solution;
     out.message = "CBC found no integer solution within the time limit";
   }
@@ -514,7 +591,7 @@ lb_result solve_in_child(const popalloc::lb::problem& prob, const milp_options& 
   lb_result out;
   int fds[2];
   if (::pipe(fds) != 0) {
-    rep.outcome = "not_run";
+    rep.outcome = milp_outcome::not_run;
     out.message = std::string("could not create a pipe for the CBC child: ") + std::strerror(errno);
     return out;
   }
@@ -524,7 +601,7 @@ lb_result solve_in_child(const popalloc::lb::problem& prob, const milp_options& 
     const int e = errno;
     ::close(fds[0]);
     ::close(fds[1]);
-    rep.outcome = "not_run";
+    rep.outcome = milp_outcome::not_run;
     out.message = std::string("could not start the CBC child process: ") + std::strerror(e);
     return out;
   }
@@ -575,11 +652,11 @@ lb_result solve_in_child(const popalloc::lb::problem& prob, const milp_options& 
 
   std::string what;
   if (killed) {
-    rep.outcome = "time_limit";
+    rep.outcome = milp_outcome::time_limit;
     what = "CBC did not stop at its " + format_number(options.time_limit) +
            " s limit; killed at the deadline" + after;
   } else {
-    rep.outcome = "solver_crashed";
+    rep.outcome = milp_outcome::solver_crashed;
     if (WIFSIGNALED(status))
       what = "CBC crashed (" + std::string(signal_name(WTERMSIG(status))) + ", signal " +
              std::to_string(WTERMSIG(status)) + ")" + after;
@@ -589,7 +666,7 @@ lb_result solve_in_child(const popalloc::lb::problem& prob, const milp_options& 
              after;
   }
   if (have_incumbent) {
-    rep.source = "cbc_incumbent";
+    rep.source = placement_source::cbc_incumbent;
     rep.objective = incumbent.objective;
     out = checked(prob, incumbent.values,
                   what + "; returning its last incumbent (" + format_number(incumbent.objective) +
@@ -603,8 +680,7 @@ lb_result solve_in_child(const popalloc::lb::problem& prob, const milp_options& 
 
 }  // namespace
 
-popalloc::lb::lb_result solve_milp(const popalloc::lb::problem& prob, const milp_options& options,
-                                   milp_report* report) {
+milp_result solve_milp(const popalloc::lb::problem& prob, const milp_options& options) {
   const auto start = std::chrono::steady_clock::now();
   prob.validate();
   if (!(options.mip_gap >= 0.0) || !std::isfinite(options.mip_gap))
@@ -618,14 +694,13 @@ popalloc::lb::lb_result solve_milp(const popalloc::lb::problem& prob, const milp
     throw popalloc::invalid_problem("MILP: " + std::to_string(prob.shards()) + " shards x " +
                                     std::to_string(prob.server_count()) +
                                     " servers is too large for CBC");
-  milp_report rep;
-  lb_result out;
+  milp_result out;
+  lb_result& placement = out;
   if (options.isolate)
-    out = solve_in_child(prob, options, rep);
+    placement = solve_in_child(prob, options, out.report);
   else
-    out = from_answer(prob, run_cbc(prob, options, nullptr), rep);
+    placement = from_answer(prob, run_cbc(prob, options, nullptr), out.report);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (report != nullptr) *report = std::move(rep);
   return out;
 }
 
@@ -633,8 +708,7 @@ popalloc::lb::lb_result solve_milp(const popalloc::lb::problem& prob, const milp
 
 bool milp_available() { return false; }
 
-popalloc::lb::lb_result solve_milp(const popalloc::lb::problem&, const milp_options&,
-                                   milp_report*) {
+milp_result solve_milp(const popalloc::lb::problem&, const milp_options&) {
   throw popalloc::invalid_problem(
       "the MILP solver is not available: this build has no COIN-OR CBC (install "
       "coinor-libcbc-dev and pkg-config, then reconfigure)");

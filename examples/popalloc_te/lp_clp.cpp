@@ -34,7 +34,7 @@ double clp_bound(double v) {
 
 }  // namespace
 
-te::te_result solve_lp(const te::te_instance& inst, te::te_objective objective) {
+te::result solve_lp(const te::instance& inst, te::te_objective objective) {
   const auto start = std::chrono::steady_clock::now();
   const te::lp_model lp = te::build_lp(inst, objective);
   const auto columns = static_cast<int>(lp.columns());
@@ -62,7 +62,7 @@ te::te_result solve_lp(const te::te_instance& inst, te::te_objective objective) 
   if (!model.isProvenOptimal())
     throw popalloc::error("CLP did not solve the LP to optimality (status " +
                           std::to_string(model.status()) + ")");
-  te::te_result out;
+  te::result out;
   out.kind = objective;
   const double* x = model.primalColumnSolution();
   out.path_flow.assign(x, x + lp.flow_columns);
@@ -72,7 +72,7 @@ te::te_result solve_lp(const te::te_instance& inst, te::te_objective objective) 
   out.objective = lp.sign * model.objectiveValue();
   out.bound = out.objective;
   out.relative_gap = 0.0;
-  out.status = "optimal";
+  out.status = popalloc::te::solve_status::optimal;
   out.iterations = model.numberIterations();
   out.solves = 1;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -94,7 +94,7 @@ double solve_mps_file(const std::string& path) {
 
 bool lp_solver_available() { return false; }
 
-te::te_result solve_lp(const te::te_instance&, te::te_objective) {
+te::result solve_lp(const te::instance&, te::te_objective) {
   throw popalloc::error(
       "this popalloc-te was built without COIN-OR CLP, so --solver lp is not available "
       "(install coinor-libclp-dev and reconfigure, or use --solver price; --export-mps still "

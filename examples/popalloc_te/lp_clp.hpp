@@ -15,8 +15,8 @@ bool lp_solver_available();
 
 /// Solves build_lp(inst, objective) with CLP's dual simplex. Throws popalloc::error when CLP is
 /// not available or the LP is not solved to optimality.
-popalloc::te::te_result solve_lp(const popalloc::te::te_instance& inst,
-                                 popalloc::te::te_objective objective);
+popalloc::te::result solve_lp(const popalloc::te::instance& inst,
+                              popalloc::te::te_objective objective);
 
 /// Optimal objective (minimisation sense, as written) of an MPS file read by CLP; used by the
 /// tests to check --export-mps. Throws popalloc::error when CLP is missing or the LP fails.

@@ -193,16 +193,16 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
         usage_error("--solver must be price or lp, not '" + *v + "'");
     }
     if (const auto* v = value_of("tolerance")) {
-      s.price.relative_gap = parse_number(*v, "--tolerance", false);
-      if (!(s.price.relative_gap < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
+      s.price.solver.relative_gap = parse_number(*v, "--tolerance", false);
+      if (!(s.price.solver.relative_gap < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
     }
     if (const auto* v = value_of("max-iterations"))
-      s.price.max_iterations = static_cast<int>(parse_integer(*v, "--max-iterations", 1));
+      s.price.solver.max_iterations = static_cast<int>(parse_integer(*v, "--max-iterations", 1));
     if (const auto* v = value_of("time-limit"))
-      s.price.time_limit_seconds = parse_number(*v, "--time-limit", false);
+      s.price.solver.time_limit_seconds = parse_number(*v, "--time-limit", false);
     if (const auto* v = value_of("threads")) {
-      s.price.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
-      s.paths.threads = s.price.threads;
+      s.price.solver.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
+      s.paths.threads = s.price.solver.threads;
     }
     if (const auto* v = value_of("pop"))
       s.pop_parts = static_cast<int>(parse_integer(*v, "--pop", 1));
@@ -263,21 +263,16 @@ void field(std::string& out, const char* name, const std::string& value) {
   out += ",\n";
 }
 
-int run(int argc, char** argv) {
-  const auto given = parse_arguments(argc, argv);
-  if (given.count("help") != 0) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (given.count("version") != 0) {
-    std::fputs(popalloc_cli::version_text("popalloc-te", "",
-                                          lp_solver_available() ? "COIN-OR CLP (--solver lp)" : "")
-                   .c_str(),
-               stdout);
-    return 0;
-  }
-  const settings s = interpret(given);
+/// The topology, the instance on it, and the time the traffic matrix and the paths took.
+struct loaded_instance {
+  te::topology graph;
+  te::instance inst;
+  double traffic_seconds = 0.0;
+  double path_seconds = 0.0;
+};
 
+/// Reads or embeds the topology, generates the traffic matrix and computes the paths.
+loaded_instance load_instance(const settings& s) {
   te::topology graph;
   if (s.topology_path.empty())
     graph = te::parse_node_link_json(kEmbeddedB4, "<embedded b4-teavar.json>", "b4-teavar");
@@ -305,140 +300,198 @@ int run(int argc, char** argv) {
                 std::to_string(commodities.size()) + " commodities");
   const double traffic_seconds = seconds_since(t_traffic);
   const auto t_paths = std::chrono::steady_clock::now();
-  const te::te_instance inst = [&] {
+  te::instance inst = [&] {
     const popalloc_cli::heartbeat beat(s.verbosity, "computing paths");
     return te::make_instance(graph, std::move(commodities), s.paths);
   }();
   const double path_seconds = seconds_since(t_paths);
+  return {std::move(graph), std::move(inst), traffic_seconds, path_seconds};
+}
 
+/// Solves `inst` with the chosen solver, over POP parts when asked, with progress on stderr.
+te::result solve(const settings& s, const te::instance& inst) {
+  // The price solver reports its core's iterations (total-flow) or its bisection steps; the
+  // heartbeat prints the latest report every second (CLP reports nothing: the heartbeat alone
+  // says the run is alive). With POP the parts report concurrently and the latest one is shown.
+  popalloc_cli::progress_state latest("starting");
+  te::price_options price = s.price;
+  if (s.verbosity != popalloc_cli::verbosity::quiet)
+    price.callback = [&latest](const te::progress& p) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "solve %d, iteration %d: objective %.9g, bound %.9g, gap %.2e", p.solves,
+                    p.iterations, p.objective, p.bound, p.relative_gap);
+      latest.set(text);
+      return popalloc::callback_action::proceed;
+    };
+  auto solve_one = [&](const te::instance& part, int core_threads) {
+    if (s.use_lp) return solve_lp(part, s.objective);
+    te::price_options o = price;
+    o.solver.threads = core_threads;
+    return te::solve_price(part, s.objective, o);
+  };
+  te::result result;
+  std::optional<popalloc_cli::heartbeat> beat;
+  std::function<std::string()> state;
+  if (!s.use_lp) state = [&latest] { return latest.get(); };
+  beat.emplace(
+      s.verbosity,
+      std::string("solving ") + te::to_string(s.objective) + " with " + (s.use_lp ? "lp" : "price"),
+      std::move(state));
+  if (s.pop_parts > 1) {
+    te::pop_options o;
+    o.parts = s.pop_parts;
+    o.split_fraction = s.split_fraction;
+    o.seed = s.seed;
+    // CLP models are solved one after the other (CLP's message handling is not documented as
+    // thread-safe); the price solver runs one part per thread.
+    o.threads = s.use_lp ? 1 : s.price.solver.threads;
+    result = te::solve_pop(inst, s.objective, o,
+                           [&](const te::instance& part) { return solve_one(part, 1); });
+  } else {
+    result = solve_one(inst, s.price.solver.threads);
+  }
+  beat.reset();
+  return result;
+}
+
+/// --output: te.json.
+void write_json(int argc, char** argv, const settings& s, const loaded_instance& in,
+                const te::result& result, const te::flow_summary& summary) {
+  const te::topology& graph = in.graph;
+  const te::instance& inst = in.inst;
+  const double path_seconds = in.path_seconds, traffic_seconds = in.traffic_seconds;
+  std::string out = "{\n";
+  popalloc_cli::run_record run("popalloc-te", argc, argv);
+  run.input("topology", s.topology_path.empty() ? "<embedded b4-teavar.json>" : s.topology_path);
+  run.input("traffic", "<generated " + std::string(te::to_string(s.traffic)) + " traffic, scale " +
+                           json_number(s.scale) + ", seed " + std::to_string(s.seed) + ">");
+  popalloc_cli::append_envelope(out, run);
+  field(out, "objective", result.objective);
+  field(out, "objective_name", te::to_string(s.objective));
+  field(out, "dual_bound", result.bound);
+  field(out, "relative_gap", result.relative_gap);
+  field(out, "status", te::to_string(result.status));
+  field(out, "total_flow", summary.total_flow);
+  field(out, "concurrent_flow", summary.concurrent_flow);
+  field(out, "max_link_utilization", summary.max_link_utilization);
+  field(out, "max_capacity_excess", summary.max_capacity_excess);
+  field(out, "max_demand_excess", summary.max_demand_excess);
+  field(out, "seconds", result.seconds);
+  field(out, "path_seconds", path_seconds);
+  field(out, "traffic_seconds", traffic_seconds);
+  field(out, "commodities", static_cast<double>(inst.commodity_count()));
+  field(out, "paths", static_cast<double>(inst.path_count()));
+  field(out, "total_demand", inst.total_demand());
+  field(out, "nodes", graph.nodes);
+  field(out, "arcs", graph.arc_count());
+  field(out, "topology", graph.name);
+  field(out, "traffic", te::to_string(s.traffic));
+  field(out, "scale", s.scale);
+  field(out, "seed", static_cast<double>(s.seed));
+  field(out, "paths_per_commodity", s.paths.k);
+  field(out, "path_method",
+        s.paths.method == te::path_method::edge_disjoint ? "edge-disjoint" : "yen");
+  field(out, "solver", s.use_lp ? "lp" : "price");
+  field(out, "iterations", result.iterations);
+  field(out, "solves", result.solves);
+  double part_max = 0.0, part_sum = 0.0;
+  for (const double t : result.part_seconds) {
+    part_max = std::max(part_max, t);
+    part_sum += t;
+  }
+  field(out, "pop_parts_seconds_max", part_max);
+  field(out, "pop_parts_seconds_sum", part_sum);
+  field(out, "pop_parts", s.pop_parts, true);
+  out += "}\n";
+  popalloc::io::atomic_output_file file(s.output_path);
+  file.buffer() = std::move(out);
+  file.commit();
+}
+
+/// --flows: the CSV of every path with flow.
+void write_flows(const settings& s, const loaded_instance& in, const te::result& result) {
+  const te::topology& graph = in.graph;
+  const te::instance& inst = in.inst;
+  popalloc::io::atomic_output_file file(s.flows_path);
+  std::string& out = file.buffer();
+  out += "commodity,source,target,demand,path,nodes,flow\n";
+  for (std::size_t k = 0; k < inst.commodities.size(); ++k) {
+    const auto& c = inst.commodities[k];
+    for (auto p = inst.paths.pair_offset[k]; p < inst.paths.pair_offset[k + 1]; ++p) {
+      const double f = result.path_flow[static_cast<std::size_t>(p)];
+      if (!(f > 0.0)) continue;
+      out += std::to_string(k) + ",";
+      popalloc::io::append_csv_field(out, graph.node_names[static_cast<std::size_t>(c.source)]);
+      out += ',';
+      popalloc::io::append_csv_field(out, graph.node_names[static_cast<std::size_t>(c.target)]);
+      out += ',';
+      popalloc::io::append_number(out, c.demand);
+      out += "," + std::to_string(p - inst.paths.pair_offset[k]) + ",";
+      std::string nodes = graph.node_names[static_cast<std::size_t>(c.source)];
+      for (auto a = inst.paths.path_offset[static_cast<std::size_t>(p)];
+           a < inst.paths.path_offset[static_cast<std::size_t>(p) + 1]; ++a)
+        nodes +=
+            "-" +
+            graph.node_names[static_cast<std::size_t>(
+                graph.arcs[static_cast<std::size_t>(inst.paths.arcs[static_cast<std::size_t>(a)])]
+                    .to)];
+      popalloc::io::append_csv_field(out, nodes);
+      out += ',';
+      popalloc::io::append_number(out, f);
+      out += '\n';
+      file.flush_if_large();
+    }
+  }
+  file.commit();
+}
+
+/// The summary line on stdout.
+void print_summary(const settings& s, const loaded_instance& in, const te::result& result,
+                   const te::flow_summary& summary) {
+  const te::topology& graph = in.graph;
+  const te::instance& inst = in.inst;
+  std::printf(
+      "%s: %d nodes, %d arcs, %lld commodities, %lld paths; %s %s%s: objective %.9g "
+      "(bound %.9g, gap %.2e, %s), total flow %.9g, max utilization %.6g, %.3f s "
+      "(paths %.3f s)\n",
+      graph.name.c_str(), graph.nodes, graph.arc_count(),
+      static_cast<long long>(inst.commodity_count()), static_cast<long long>(inst.path_count()),
+      te::to_string(s.objective), s.use_lp ? "lp" : "price",
+      s.pop_parts > 1 ? (" pop " + std::to_string(s.pop_parts)).c_str() : "", result.objective,
+      result.bound, result.relative_gap, te::to_string(result.status), summary.total_flow,
+      summary.max_link_utilization, result.seconds, in.path_seconds);
+}
+
+int run(int argc, char** argv) {
+  const auto given = parse_arguments(argc, argv);
+  if (given.count("help") != 0) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (given.count("version") != 0) {
+    std::fputs(popalloc_cli::version_text("popalloc-te", "",
+                                          lp_solver_available() ? "COIN-OR CLP (--solver lp)" : "")
+                   .c_str(),
+               stdout);
+    return 0;
+  }
+  const settings s = interpret(given);
+
+  const loaded_instance in = load_instance(s);
+  const te::topology& graph = in.graph;
+  const te::instance& inst = in.inst;
   if (!s.mps_path.empty()) {
     popalloc::io::atomic_output_file file(s.mps_path);
     te::append_mps(file.buffer(), te::build_lp(inst, s.objective), graph.name);
     file.commit();
   }
 
-  auto solve_one = [&](const te::te_instance& part, int core_threads) {
-    if (s.use_lp) return solve_lp(part, s.objective);
-    te::price_options o = s.price;
-    o.threads = core_threads;
-    return te::solve_price(part, s.objective, o);
-  };
-  te::te_result result;
-  // The TE solvers report no progress of their own (nor their bisection steps): a heartbeat
-  // says the run is alive.
-  std::optional<popalloc_cli::heartbeat> beat;
-  beat.emplace(s.verbosity, std::string("solving ") + te::to_string(s.objective) + " with " +
-                                (s.use_lp ? "lp" : "price"));
-  if (s.pop_parts > 1) {
-    te::pop_te_options o;
-    o.parts = s.pop_parts;
-    o.split_fraction = s.split_fraction;
-    o.seed = s.seed;
-    // CLP models are solved one after the other (CLP's message handling is not documented as
-    // thread-safe); the price solver runs one part per thread.
-    o.threads = s.use_lp ? 1 : s.price.threads;
-    result = te::solve_pop(inst, s.objective, o,
-                           [&](const te::te_instance& part) { return solve_one(part, 1); });
-  } else {
-    result = solve_one(inst, s.price.threads);
-  }
-  beat.reset();
+  const te::result result = solve(s, inst);
   const te::flow_summary summary = te::summarize(inst, result.path_flow);
-
-  if (!s.output_path.empty()) {
-    std::string out = "{\n";
-    popalloc_cli::run_record run("popalloc-te", argc, argv);
-    run.input("topology", s.topology_path.empty() ? "<embedded b4-teavar.json>" : s.topology_path);
-    run.input("traffic", "<generated " + std::string(te::to_string(s.traffic)) +
-                             " traffic, scale " + json_number(s.scale) + ", seed " +
-                             std::to_string(s.seed) + ">");
-    popalloc_cli::append_envelope(out, run);
-    field(out, "objective", result.objective);
-    field(out, "objective_name", te::to_string(s.objective));
-    field(out, "dual_bound", result.bound);
-    field(out, "relative_gap", result.relative_gap);
-    field(out, "status", result.status);
-    field(out, "total_flow", summary.total_flow);
-    field(out, "concurrent_flow", summary.concurrent_flow);
-    field(out, "max_link_utilization", summary.max_link_utilization);
-    field(out, "max_capacity_excess", summary.max_capacity_excess);
-    field(out, "max_demand_excess", summary.max_demand_excess);
-    field(out, "seconds", result.seconds);
-    field(out, "path_seconds", path_seconds);
-    field(out, "traffic_seconds", traffic_seconds);
-    field(out, "commodities", static_cast<double>(inst.commodity_count()));
-    field(out, "paths", static_cast<double>(inst.path_count()));
-    field(out, "total_demand", inst.total_demand());
-    field(out, "nodes", graph.nodes);
-    field(out, "arcs", graph.arc_count());
-    field(out, "topology", graph.name);
-    field(out, "traffic", te::to_string(s.traffic));
-    field(out, "scale", s.scale);
-    field(out, "seed", static_cast<double>(s.seed));
-    field(out, "paths_per_commodity", s.paths.k);
-    field(out, "path_method",
-          s.paths.method == te::path_method::edge_disjoint ? "edge-disjoint" : "yen");
-    field(out, "solver", s.use_lp ? "lp" : "price");
-    field(out, "iterations", result.iterations);
-    field(out, "solves", result.solves);
-    double part_max = 0.0, part_sum = 0.0;
-    for (const double t : result.part_seconds) {
-      part_max = std::max(part_max, t);
-      part_sum += t;
-    }
-    field(out, "pop_parts_seconds_max", part_max);
-    field(out, "pop_parts_seconds_sum", part_sum);
-    field(out, "pop_parts", s.pop_parts, true);
-    out += "}\n";
-    popalloc::io::atomic_output_file file(s.output_path);
-    file.buffer() = std::move(out);
-    file.commit();
-  }
-  if (!s.flows_path.empty()) {
-    popalloc::io::atomic_output_file file(s.flows_path);
-    std::string& out = file.buffer();
-    out += "commodity,source,target,demand,path,nodes,flow\n";
-    for (std::size_t k = 0; k < inst.commodities.size(); ++k) {
-      const auto& c = inst.commodities[k];
-      for (auto p = inst.paths.pair_offset[k]; p < inst.paths.pair_offset[k + 1]; ++p) {
-        const double f = result.path_flow[static_cast<std::size_t>(p)];
-        if (!(f > 0.0)) continue;
-        out += std::to_string(k) + ",";
-        popalloc::io::append_csv_field(out, graph.node_names[static_cast<std::size_t>(c.source)]);
-        out += ',';
-        popalloc::io::append_csv_field(out, graph.node_names[static_cast<std::size_t>(c.target)]);
-        out += ',';
-        popalloc::io::append_number(out, c.demand);
-        out += "," + std::to_string(p - inst.paths.pair_offset[k]) + ",";
-        std::string nodes = graph.node_names[static_cast<std::size_t>(c.source)];
-        for (auto a = inst.paths.path_offset[static_cast<std::size_t>(p)];
-             a < inst.paths.path_offset[static_cast<std::size_t>(p) + 1]; ++a)
-          nodes +=
-              "-" +
-              graph.node_names[static_cast<std::size_t>(
-                  graph.arcs[static_cast<std::size_t>(inst.paths.arcs[static_cast<std::size_t>(a)])]
-                      .to)];
-        popalloc::io::append_csv_field(out, nodes);
-        out += ',';
-        popalloc::io::append_number(out, f);
-        out += '\n';
-        file.flush_if_large();
-      }
-    }
-    file.commit();
-  }
-  if (s.verbosity != popalloc_cli::verbosity::quiet) {
-    std::printf(
-        "%s: %d nodes, %d arcs, %lld commodities, %lld paths; %s %s%s: objective %.9g "
-        "(bound %.9g, gap %.2e, %s), total flow %.9g, max utilization %.6g, %.3f s "
-        "(paths %.3f s)\n",
-        graph.name.c_str(), graph.nodes, graph.arc_count(),
-        static_cast<long long>(inst.commodity_count()), static_cast<long long>(inst.path_count()),
-        te::to_string(s.objective), s.use_lp ? "lp" : "price",
-        s.pop_parts > 1 ? (" pop " + std::to_string(s.pop_parts)).c_str() : "", result.objective,
-        result.bound, result.relative_gap, result.status.c_str(), summary.total_flow,
-        summary.max_link_utilization, result.seconds, path_seconds);
-  }
+  if (!s.output_path.empty()) write_json(argc, argv, s, in, result, summary);
+  if (!s.flows_path.empty()) write_flows(s, in, result);
+  if (s.verbosity != popalloc_cli::verbosity::quiet) print_summary(s, in, result, summary);
   return 0;
 }
 

@@ -45,4 +45,29 @@ inline const char* to_string(solve_status status) noexcept {
   return "unknown";
 }
 
+/// \brief The status that says more about what went wrong, for merging the statuses of parts:
+/// a failure (numerical_error, or not_solved) before an interruption before a stall before a
+/// limit (or parts_converged), each before converged; ties keep `a`.
+inline solve_status worse(solve_status a, solve_status b) noexcept {
+  auto rank = [](solve_status s) {
+    switch (s) {
+      case solve_status::converged:
+        return 0;
+      case solve_status::parts_converged:
+      case solve_status::iteration_limit:
+      case solve_status::time_limit:
+        return 1;
+      case solve_status::stalled:
+        return 2;
+      case solve_status::interrupted:
+        return 3;
+      case solve_status::not_solved:
+      case solve_status::numerical_error:
+        break;
+    }
+    return 4;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
 }  // namespace popalloc

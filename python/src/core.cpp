@@ -842,13 +842,13 @@ nb::dict te_solve(const std::string& node_link_json, const std::vector<std::stri
   paths.k = k;
   paths.threads = threads;
   te::price_options options;
-  options.relative_gap = relative_gap;
-  options.max_iterations = max_iterations;
-  options.threads = threads;
-  options.time_limit_seconds = time_limit;
+  options.solver.relative_gap = relative_gap;
+  options.solver.max_iterations = max_iterations;
+  options.solver.threads = threads;
+  options.solver.time_limit_seconds = time_limit;
   const te::te_objective kind = te::parse_te_objective(objective);
-  te::te_instance inst;
-  te::te_result r;
+  te::instance inst;
+  te::result r;
   {
     nb::gil_scoped_release release;
     inst = te::make_instance(std::move(graph), std::move(commodities), paths);
@@ -884,7 +884,7 @@ nb::dict te_solve(const std::string& node_link_json, const std::vector<std::stri
   out["objective"] = r.objective;
   out["bound"] = r.bound;
   out["relative_gap"] = r.relative_gap;
-  out["status"] = r.status;
+  out["status"] = std::string(te::to_string(r.status));
   out["iterations"] = r.iterations;
   out["solves"] = r.solves;
   out["seconds"] = r.seconds;
@@ -945,8 +945,8 @@ nb::dict lb_place(const any_array& load, const any_array& memory, int servers, d
     throw popalloc::invalid_options("method must be 'price' or 'greedy', got '" + method + "'");
   if (parts < 1) throw popalloc::invalid_options("parts must be >= 1");
   lb::price_options options;
-  options.relative_gap = relative_gap;
-  options.threads = threads;
+  options.solver.relative_gap = relative_gap;
+  options.solver.threads = threads;
   lb::lb_result r;
   {
     nb::gil_scoped_release release;

@@ -10,12 +10,12 @@
 # Uses python3 (standard library only) to parse JSON and check the CSV outputs. Compares the
 # linear objective with COIN-OR CLP's `clp` program when it is installed.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [[ $# -ne 2 && $# -ne 6 ]]; then
   echo "usage: $0 POPALLOC_SOLVE_BINARY SCRATCH_DIR [SCHEDULE SIMULATE TE LB]" >&2
   exit 2
 fi
-absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 BIN="$(absolute "$1")"
 if [[ ! -x "$BIN" ]]; then
   echo "cli: $1 is not an executable" >&2
@@ -39,33 +39,9 @@ mkdir -p "$2"
 WORK="$(mktemp -d "$2/cli.XXXXXX")"
 cd "$WORK" || exit 2
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $*"
-}
-# check NAME COMMAND...: one case, passed when COMMAND succeeds.
-check() {
-  local name="$1"
-  shift
-  if "$@"; then pass; else fail "$name"; fi
-}
-
-# Conditions for check, about the last run.
-exited() { [[ $rc -eq $1 ]]; }
-stdout_has() { grep -qF -- "$1" out.txt; }
-stderr_has() { grep -qF -- "$1" err.txt; }
-nothing_printed() { [[ ! -s out.txt && ! -s err.txt ]]; }
+# Conditions for check (tests/cli/lib.sh has the common ones), about the last run.
 result_status_is() { [[ "$(python3 helper.py field "$1" status)" == "$2" ]]; }
 result_readable() { python3 helper.py field "$1" n_jobs >/dev/null; }
-
-# run ARGS...: runs the binary, stdout to out.txt, stderr to err.txt, exit status to $rc.
-run() {
-  "$BIN" "$@" >out.txt 2>err.txt
-  rc=$?
-}
 
 # ---- Python helpers (JSON parsing, output validation, LP export) --------------------------------
 cat >helper.py <<'PYTHON'
@@ -812,5 +788,4 @@ if [[ $failed -eq 0 ]]; then
 else
   echo "cli: files kept in $WORK"
 fi
-echo "cli: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary cli

@@ -8,6 +8,7 @@
 # Exit 77 (CTest SKIP_RETURN_CODE) without python3 and its jsonschema module
 # (scripts/install-deps.sh installs Debian's python3-jsonschema).
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 if [[ $# -ne 8 ]]; then
   echo "usage: $0 VERSION SCHEMA_DIR SCRATCH_DIR SOLVE SCHEDULE SIMULATE TE LB" >&2
   exit 2
@@ -24,21 +25,7 @@ rm -rf "$scratch"
 mkdir -p "$scratch"
 cd "$scratch" || exit 2
 
-passed=0
-failed=0
-check() {
-  local name="$1"
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
-run() {
-  "$bin" "$@" >out.txt 2>err.txt
-  rc=$?
-}
-exited() { [[ $rc -eq $1 ]]; }
-stdout_has() { grep -qF -- "$1" out.txt; }
 stderr_is_one_line_with() { [[ $(wc -l <err.txt) -eq 1 ]] && grep -qF -- "$1" err.txt; }
-nothing_printed() { [[ ! -s out.txt && ! -s err.txt ]]; }
 
 cat >validate.py <<'PYTHON'
 import json, sys
@@ -85,7 +72,7 @@ PYTHON
 
 for k in "${!programs[@]}"; do
   program="${programs[$k]}"
-  bin="${binaries[$k]}"
+  BIN="${binaries[$k]}"
   for help in -h --help; do
     run "$help"
     check "$program $help: exit 0" exited 0
@@ -115,7 +102,7 @@ for k in "${!programs[@]}"; do
   check "$program --quiet: nothing printed" nothing_printed
   check "$program default run: JSON valid against its schema" \
     python3 validate.py "$schemas/$program.schema.json" "$program.json" "$program" "$version" \
-    "$bin" "${args[@]}"
+    "$BIN" "${args[@]}"
 
   # The common options, each with its one meaning, on a small run.
   small=()
@@ -128,16 +115,15 @@ for k in "${!programs[@]}"; do
 done
 
 # --verbose: the per-item tables that the normal run leaves out.
-bin="${binaries[1]}"
+BIN="${binaries[1]}"
 run --jobs 6
 check "popalloc-schedule: no per-job table by default" test "$(grep -c 'Recommendation\|ResNet\|LM\|Transformer\|CycleGAN\|A3C' out.txt)" -eq 0
 run --jobs 6 --verbose
 check "popalloc-schedule --verbose: per-job table" stdout_has "ET (steps/s)"
-bin="${binaries[4]}"
+BIN="${binaries[4]}"
 run --rounds 4 --skip 1 --shards 64 --servers 8
 check "popalloc-lb: no per-round lines by default" test "$(grep -c ' balanced$' out.txt)" -eq 0
 run --rounds 4 --skip 1 --shards 64 --servers 8 --verbose
 check "popalloc-lb --verbose: a line per round" test "$(grep -c ' balanced$' out.txt)" -eq 4
 
-echo "contract: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary contract

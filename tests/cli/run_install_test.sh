@@ -7,6 +7,7 @@
 #   run_install_test.sh - PREFIX           checks an existing install (.ci/run's install step)
 # Exit 77 (CTest SKIP_RETURN_CODE) without pkg-config.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 if [[ $# -ne 2 ]]; then
   echo "usage: $0 BUILD_DIR|- PREFIX" >&2
   exit 2
@@ -25,13 +26,6 @@ if [[ "$build" != - ]]; then
 fi
 prefix="$(cd "$prefix" && pwd)"
 
-passed=0
-failed=0
-check() {
-  local name="$1"
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
 
 for program in popalloc-solve popalloc-schedule popalloc-simulate popalloc-te popalloc-lb; do
   check "bin/$program installed" test -x "$prefix/bin/$program"
@@ -76,5 +70,4 @@ if command -v c++ >/dev/null 2>&1; then
     c++ -std=c++17 $cflags "$elsewhere/consumer.cpp" -o "$elsewhere/consumer"
   check "the consumer solves (objective 5 = 2 + 3)" "$elsewhere/consumer"
 fi
-echo "install: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary install

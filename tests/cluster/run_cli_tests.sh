@@ -3,22 +3,19 @@
 # round trip (--write-state, --state, --allocation) and bad input.
 # Usage: run_cli_tests.sh PROGRAM DATA_DIR SCRATCH_DIR. Exit 77 (skipped) without python3.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 prog="$1"; data="$2"; scratch="$3"
 command -v python3 > /dev/null || { echo "python3 not found: skipped"; exit 77; }
 rm -rf "$scratch"; mkdir -p "$scratch"
-fail=0
-check() { # description, command...
-  local what="$1"; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
-}
+CLI_SHOW_PASSES=1
 expect_code() { # code, stderr pattern, args...
   local code="$1" pattern="$2"; shift 2
   "$prog" "$@" > "$scratch/out.txt" 2> "$scratch/err.txt"
   local got=$?
   if [ "$got" -ne "$code" ] || ! grep -q -- "$pattern" "$scratch/err.txt"; then
-    echo "FAIL: '$*' exited $got (expected $code) with: $(cat "$scratch/err.txt")"; fail=1
+    fail "'$*' exited $got (expected $code) with: $(cat "$scratch/err.txt")"
   else
-    echo "ok: '$*' -> $code: $(head -c 200 "$scratch/err.txt")"
+    pass; echo "ok: '$*' -> $code: $(head -c 200 "$scratch/err.txt")"
   fi
 }
 
@@ -197,7 +194,7 @@ assert r['policy'] == 'max-throughput' and r['pop_parts'] == 2 and r['pair_thres
 assert r['dual_bound'] is None and all(0 < q['fraction'] <= 1 for q in r['pairs'])"
 expect_one_line() { # code, stderr pattern, args...: as expect_code, and the error is one line
   expect_code "$@"
-  [ "$(wc -l < "$scratch/err.txt")" -eq 1 ] || { echo "FAIL: not one line: $(cat "$scratch/err.txt")"; fail=1; }
+  [ "$(wc -l < "$scratch/err.txt")" -eq 1 ] || fail "not one line: $(cat "$scratch/err.txt")"
 }
 expect_one_line 2 "--space-sharing runs --policy max-min-fairness or max-throughput, not min-makespan" \
   --space-sharing --policy min-makespan
@@ -234,4 +231,4 @@ expect_code 2 "no price for GPU type" --policy max-throughput --gpu-cost v100:1
 expect_code 2 "SLO floors are on throughput" --jobs 8 --slo --policy max-throughput \
   --gpu-cost v100:3,p100:2,k80:1
 
-exit $fail
+summary cluster-cli

@@ -75,8 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   };
   lb::price_options o;
-  o.threads = 1;
-  o.max_iterations = 200;
+  o.solver.threads = 1;
+  o.solver.max_iterations = 200;
   guarded([&] { return lb::solve_greedy(p); });
   guarded([&] { return lb::solve_price(p, o); });
   if (p.servers >= 2) {

@@ -5,6 +5,7 @@
 # Runs every case even after a failure, ends with "cli-lb: N passed, M failed"; exit status 1 if
 # any case failed, 77 (CTest SKIP_RETURN_CODE) without python3, 2 on bad usage.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 
 if [[ $# -ne 2 ]]; then
   echo "usage: $0 POPALLOC_LB_BINARY SCRATCH_DIR" >&2
@@ -23,20 +24,6 @@ mkdir -p "$2"
 WORK="$(mktemp -d "$2/cli-lb.XXXXXX")"
 cd "$WORK" || exit 2
 
-passed=0
-failed=0
-check() {
-  local name="$1"
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
-run() {
-  "$BIN" "$@" >out.txt 2>err.txt
-  rc=$?
-}
-exited() { [[ $rc -eq $1 ]]; }
-stderr_has() { grep -qF -- "$1" err.txt; }
-stdout_has() { grep -qF -- "$1" out.txt; }
 
 cat >helper.py <<'PYTHON'
 import json, sys
@@ -132,6 +119,21 @@ check "greedy JSON contract" json_ok validate greedy.json greedy 1 8 3
 check "greedy cannot split shard 0 (heavier than the band)" json_ok unbalanced_somewhere greedy.json
 check "same seed, same exponents across solvers" json_ok first_rounds_equal price.json greedy.json
 
+# --time-limit with the price solver: each LP relaxation is cut short, and the rounding and
+# repair still place every shard.
+run --shards 2048 --servers 256 --rounds 4 --skip 1 --seed 3 --solver price --time-limit 0.01 \
+  --output limited.json --quiet
+check "price --time-limit exits 0" exited 0
+check "price --time-limit is not ignored" test ! -s err.txt
+check "price --time-limit JSON contract" json_ok validate limited.json price 1 4 1
+run --shards 96 --servers 12 --rounds 2 --skip 1 --solver greedy --time-limit 5 --quiet
+check "greedy --time-limit: warned" stderr_has "--time-limit only applies to --solver price and milp"
+
+# Progress on stderr past the first second: the round and where the price solver is.
+run --shards 2048 --servers 256 --rounds 5 --skip 0 --seed 3 --solver price
+check "long run: progress names the round" stderr_has "popalloc-lb: round "
+check "long run: progress reports the LP" grep -qE "round [0-9]+/5: (LP of [0-9]+ shards x [0-9]+ servers, iteration [0-9]+|repair)" err.txt
+
 run --shards 24 --servers 4 --rounds 3 --skip 1 --solver milp --output milp.json --quiet
 if grep -qF "needs COIN-OR CBC" err.txt; then
   check "milp without CBC: exit 2" exited 2
@@ -201,6 +203,5 @@ bad "missing value" "option --rounds needs a value" --rounds
 bad "repeated option" "given twice" --seed 1 --seed 2
 bad "bad milp start" "--milp-start must be price or none" --milp-start cbc
 
-echo "cli-lb: $passed passed, $failed failed"
 if [[ -s py_err.txt ]]; then cat py_err.txt; fi
-[[ $failed -eq 0 ]]
+summary cli-lb

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Load balancing: the CBC MILP against brute force (every x in {0,1}^{N x S}, each checked for a
 // feasible routing r with CLP), and the CLI-facing error when CBC is absent.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -126,19 +127,19 @@ TEST_CASE("MILP optimum equals brute force on tiny instances") {
     // process.
     for (const bool isolate : {true, false}) {
       o.isolate = isolate;
-      popalloc_lb::milp_report rep;
-      const auto r = popalloc_lb::solve_milp(p, o, &rep);
+      const auto r = popalloc_lb::solve_milp(p, o);
+      const popalloc_lb::milp_report& rep = r.report;
       CAPTURE(seed);
       CAPTURE(isolate);
       if (best < 0) {
         if (isolate) ++infeasible;
         CHECK(r.status == lb::lb_status::infeasible);
-        CHECK(rep.outcome == "infeasible");
+        CHECK(rep.outcome == popalloc_lb::milp_outcome::infeasible);
       } else {
         if (isolate) ++feasible;
         REQUIRE(r.status == lb::lb_status::balanced);
-        CHECK(rep.outcome == "optimal");
-        CHECK(rep.source == "cbc");
+        CHECK(rep.outcome == popalloc_lb::milp_outcome::optimal);
+        CHECK(rep.source == popalloc_lb::placement_source::cbc);
         const auto v = lb_test::independent_check(p, r.result);
         CHECK(v.ok);
         CHECK(v.moved == best);
@@ -196,21 +197,22 @@ TEST_CASE("MILP isolation: CBC aborting in the child is reported, not fatal") {
   const lb::problem p = benchmark_round();
   popalloc_lb::milp_options o;
   o.fault = popalloc_lb::milp_fault::abort_child;
-  popalloc_lb::milp_report rep;
-  const auto r = popalloc_lb::solve_milp(p, o, &rep);
+  const auto r = popalloc_lb::solve_milp(p, o);
+  popalloc_lb::milp_report rep = r.report;
   CHECK(r.status == lb::lb_status::no_solution);
   CHECK(r.result.shards.empty());
-  CHECK(rep.outcome == "solver_crashed");
-  CHECK(rep.source == "none");
+  CHECK(rep.outcome == popalloc_lb::milp_outcome::solver_crashed);
+  CHECK(rep.source == popalloc_lb::placement_source::none);
   CHECK(rep.incumbents == 0);
   CHECK_MESSAGE(r.message.find("SIGABRT, signal 6") != std::string::npos, r.message);
   CHECK_MESSAGE(r.message.find("no incumbent") != std::string::npos, r.message);
   // The parent is unharmed and the next solve works.
   o.fault = popalloc_lb::milp_fault::none;
   o.mip_gap = 0.0;
-  const auto again = popalloc_lb::solve_milp(p, o, &rep);
+  const auto again = popalloc_lb::solve_milp(p, o);
+  rep = again.report;
   CHECK(again.status == lb::lb_status::balanced);
-  CHECK(rep.outcome == "optimal");
+  CHECK(rep.outcome == popalloc_lb::milp_outcome::optimal);
   CHECK(lb_test::independent_check(p, again.result).ok);
 }
 
@@ -225,12 +227,12 @@ TEST_CASE("MILP isolation: a SIGSEGV after an incumbent returns that incumbent")
 
   o.isolate = true;
   o.fault = popalloc_lb::milp_fault::segv_after_incumbent;
-  popalloc_lb::milp_report rep;
-  const auto r = popalloc_lb::solve_milp(p, o, &rep);
-  CHECK(rep.outcome == "solver_crashed");
+  const auto r = popalloc_lb::solve_milp(p, o);
+  popalloc_lb::milp_report rep = r.report;
+  CHECK(rep.outcome == popalloc_lb::milp_outcome::solver_crashed);
   CHECK_MESSAGE(r.message.find("SIGSEGV, signal 11") != std::string::npos, r.message);
   CHECK(rep.incumbents == 1);
-  REQUIRE(rep.source == "cbc_incumbent");
+  REQUIRE(rep.source == popalloc_lb::placement_source::cbc_incumbent);
   REQUIRE(r.status == lb::lb_status::balanced);
   const auto v = lb_test::independent_check(p, r.result);
   CHECK(v.ok);
@@ -244,10 +246,10 @@ TEST_CASE("MILP isolation: a child that never answers is killed at the deadline"
   o.fault = popalloc_lb::milp_fault::hang_child;
   o.time_limit = 0.3;
   o.kill_grace = 0.2;
-  popalloc_lb::milp_report rep;
-  const auto r = popalloc_lb::solve_milp(p, o, &rep);
+  const auto r = popalloc_lb::solve_milp(p, o);
+  popalloc_lb::milp_report rep = r.report;
   CHECK(r.status == lb::lb_status::no_solution);
-  CHECK(rep.outcome == "time_limit");
+  CHECK(rep.outcome == popalloc_lb::milp_outcome::time_limit);
   CHECK_MESSAGE(r.message.find("killed at the deadline") != std::string::npos, r.message);
   CHECK(r.seconds >= 0.5);  // it waited for the deadline, not less
 }
@@ -278,3 +280,24 @@ TEST_CASE("MILP without CBC: a clear error") {
 }
 
 #endif
+
+TEST_CASE("MILP outcomes and sources: names and the order of worse()") {
+  using o = popalloc_lb::milp_outcome;
+  using s = popalloc_lb::placement_source;
+  const o outcomes[] = {o::optimal, o::infeasible, o::time_limit, o::not_run, o::solver_crashed};
+  const char* const outcome_names[] = {"optimal", "infeasible", "time_limit", "not_run",
+                                       "solver_crashed"};
+  for (std::size_t k = 0; k < 5; ++k) {
+    CHECK(std::string(popalloc_lb::to_string(outcomes[k])) == outcome_names[k]);
+    for (std::size_t l = 0; l < 5; ++l)
+      CHECK(popalloc_lb::worse(outcomes[k], outcomes[l]) == outcomes[std::max(k, l)]);
+  }
+  const s sources[] = {s::cbc, s::cbc_incumbent, s::mip_start, s::previous_placement, s::none};
+  const char* const source_names[] = {"cbc", "cbc_incumbent", "mip_start", "previous_placement",
+                                      "none"};
+  for (std::size_t k = 0; k < 5; ++k) {
+    CHECK(std::string(popalloc_lb::to_string(sources[k])) == source_names[k]);
+    for (std::size_t l = 0; l < 5; ++l)
+      CHECK(popalloc_lb::worse(sources[k], sources[l]) == sources[std::max(k, l)]);
+  }
+}

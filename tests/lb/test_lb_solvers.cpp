@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -158,8 +159,8 @@ TEST_CASE("price: a case where a shard must be split") {
   p.memory = {1.0, 1.0, 1.0, 1.0};
   p.max_memory = 4.0;
   p.current = lb::placement{{{{0, 1.0}}, {{0, 1.0}}, {{1, 1.0}}, {{1, 1.0}}}};
-  lb::price_report rep;
-  const auto r = lb::solve_price(p, {}, &rep);
+  const auto r = lb::solve_price(p);
+  const lb::price_report& rep = r.price;
   CHECK(r.status == lb::lb_status::balanced);
   CHECK(consistent(p, r));
   // The optimum is 1 move: shard 0 gets a second replica on server 1 (band [47.5, 52.5]).
@@ -276,12 +277,12 @@ TEST_CASE("price: restricting the LP to receivers keeps the LP relaxation's opti
   for (int round = 0; round < 3; ++round) {
     const lb::problem p = w.next_round(cur);
     lb::price_options restricted, full;
-    restricted.relative_gap = full.relative_gap = 1e-6;
-    restricted.max_iterations = full.max_iterations = 2000;
+    restricted.solver.relative_gap = full.solver.relative_gap = 1e-6;
+    restricted.solver.max_iterations = full.solver.max_iterations = 2000;
     full.min_receivers = 1u << 30;
-    lb::price_report rr, rf;
-    const auto a = lb::solve_price(p, restricted, &rr);
-    lb::solve_price(p, full, &rf);
+    const auto a = lb::solve_price(p, restricted);
+    const lb::price_report rr = a.price;
+    const lb::price_report rf = lb::solve_price(p, full).price;
     CHECK(rf.lp_exact);
     CHECK(rf.lp_servers == 64);
     CHECK(rr.lp_servers <= rf.lp_servers);
@@ -295,4 +296,62 @@ TEST_CASE("price: restricting the LP to receivers keeps the LP relaxation's opti
     cur = a.result;
   }
   CHECK(exact >= 2);
+}
+
+TEST_CASE("price: progress, stopping and the time limit of the LP relaxation") {
+  lb::zipf_workload w(512, 64, 42);
+  const lb::problem p = w.next_round(lb::round_robin_placement(512, 64));
+  const auto plain = lb::solve_price(p);
+  REQUIRE(plain.price.lp_shards > 0);
+  CHECK(plain.price.lp_status != popalloc::solve_status::not_solved);
+  CHECK(plain.price.lp_iterations > 0);
+
+  lb::price_options o;
+  std::vector<lb::stage> stages;
+  int last_iteration = 0;
+  o.callback = [&](const lb::progress& q) {
+    if (q.stage == lb::stage::lp) {
+      CHECK(q.lp_iterations > last_iteration);
+      last_iteration = q.lp_iterations;
+    }
+    CHECK(q.lp_shards == plain.price.lp_shards);
+    CHECK(q.lp_servers == plain.price.lp_servers);
+    if (stages.empty() || stages.back() != q.stage) stages.push_back(q.stage);
+    return popalloc::callback_action::proceed;
+  };
+  const auto reported = lb::solve_price(p, o);
+  CHECK(stages == std::vector<lb::stage>{lb::stage::lp, lb::stage::repair});
+  CHECK(last_iteration == plain.price.lp_iterations);
+  // Reporting changes nothing.
+  CHECK(reported.status == plain.status);
+  CHECK(lb::check(p, reported.result).new_replicas == lb::check(p, plain.result).new_replicas);
+  CHECK(reported.price.lp_moves_bound == plain.price.lp_moves_bound);
+
+  if (plain.price.lp_iterations > 1) {
+    o.callback = [](const lb::progress&) { return popalloc::callback_action::stop; };
+    const auto stopped = lb::solve_price(p, o);
+    CHECK(stopped.price.lp_status == popalloc::solve_status::interrupted);
+    CHECK(stopped.price.lp_iterations == 1);
+    CHECK(stopped.result.shards.size() == p.shards());  // rounding and repair still ran
+    CHECK(consistent(p, stopped));
+  }
+  lb::price_options limited;
+  limited.solver.time_limit_seconds = 1e-9;
+  const auto timed = lb::solve_price(p, limited);
+  CHECK(timed.price.lp_status == popalloc::solve_status::time_limit);
+  CHECK(timed.result.shards.size() == p.shards());
+  CHECK(consistent(p, timed));
+  CHECK(std::string(lb::to_string(lb::stage::lp)) == "lp");
+  CHECK(std::string(lb::to_string(lb::stage::repair)) == "repair");
+}
+
+TEST_CASE("pop: the result carries the parts' report") {
+  lb::zipf_workload w(256, 32, 7);
+  const lb::problem p = w.next_round(lb::round_robin_placement(256, 32));
+  const auto r = lb::pop_solve(p, 4, [](const lb::problem& q) { return lb::solve_price(q); });
+  CHECK(r.pop.part_seconds.size() == 4);
+  REQUIRE(r.pop.part_status.size() == 4);
+  for (const auto s : r.pop.part_status) CHECK(s == lb::lb_status::balanced);
+  CHECK(lb::solve_price(p).pop.part_seconds.empty());
+  CHECK(lb::solve_greedy(p).price.lp_status == popalloc::solve_status::not_solved);
 }

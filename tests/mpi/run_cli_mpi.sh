@@ -12,6 +12,7 @@
 # (A killed rank: tests/mpi/run_failure.sh kill.)
 # python3 does the JSON/CSV checks; without it the test is skipped (exit 77).
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 solve=$1
 scratch=$2
 shift 2
@@ -20,10 +21,7 @@ command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
 rm -rf "$scratch" && mkdir -p "$scratch" && cd "$scratch" || exit 1
 export OMP_NUM_THREADS=1
 
-failures=0
-check() {  # check NAME COMMAND...: runs the check, reports it
-  if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; failures=$((failures + 1)); fi
-}
+CLI_SHOW_PASSES=1
 mpi() {  # mpi NP ARGS...: popalloc-solve under the launcher, 120 s at most; output in last.log
   local np=$1
   shift
@@ -115,5 +113,4 @@ mpi 2 --generate 100,2 --write-instance same --quiet
 check "--write-instance without {rank}: exit 2" test "$status" -eq 2
 check "--write-instance without {rank}: explained" grep -q "needs {rank}" last.log
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+summary cli-mpi

@@ -5,6 +5,7 @@
 # Runs every case even after a failure and ends with "cli: N passed, M failed"; the exit status
 # is 1 if any case failed, 77 (CTest SKIP_RETURN_CODE) without python3, 2 on bad usage.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 
 if [[ $# -ne 2 ]]; then
   echo "usage: $0 POPALLOC_SIMULATE_BINARY SCRATCH_DIR" >&2
@@ -27,25 +28,7 @@ mkdir -p "$2"
 WORK="$(mktemp -d "$2/cli.XXXXXX")"
 cd "$WORK" || exit 2
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $*"
-  sed 's/^/    stderr: /' err.txt 2>/dev/null | head -5
-}
-check() {
-  local name="$1"
-  shift
-  if "$@"; then pass; else fail "$name"; fi
-}
-run() {
-  "$BIN" "$@" >out.txt 2>err.txt
-  rc=$?
-}
-exited() { [[ $rc -eq $1 ]]; }
-stderr_has() { grep -qF -- "$1" err.txt; }
+CLI_FAIL_SHOWS_STDERR=1
 absent() { [[ ! -e "$1" ]]; }
 
 # ---- Inputs: a 2-type throughput table (V100 twice as fast as K80) and traces ----------------
@@ -251,5 +234,4 @@ expect_error "unknown option" "unknown option '--frobnicate'" --frobnicate
 expect_error "missing value" "option --policy needs a value" --policy
 expect_error "unwritable output dir" "cannot write to directory" --per-job /nonexistent/dir/x.csv
 
-echo "cli: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary cli

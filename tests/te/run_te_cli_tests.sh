@@ -5,6 +5,7 @@
 # Runs every case even after a failure and ends with "cli-te: N passed, M failed"; exit status 1
 # if any case failed, 77 (CTest SKIP_RETURN_CODE) without python3, 2 on bad usage.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 
 if [[ $# -ne 3 ]]; then
   echo "usage: $0 POPALLOC_TE_BINARY SCRATCH_DIR DATA_DIR" >&2
@@ -24,19 +25,6 @@ mkdir -p "$2"
 WORK="$(mktemp -d "$2/cli.XXXXXX")"
 cd "$WORK" || exit 2
 
-passed=0
-failed=0
-check() {
-  local name="$1"
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
-run() {
-  "$BIN" "$@" >out.txt 2>err.txt
-  rc=$?
-}
-exited() { [[ $rc -eq $1 ]]; }
-stderr_has() { grep -qF -- "$1" err.txt; }
 # field FILE NAME: prints a field of a JSON file.
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 # close A B TOL: |A - B| <= TOL * |B|
@@ -62,6 +50,13 @@ assert r["max_link_utilization"] <= 1 + 1e-9
 assert abs(r["objective"] - r["total_flow"]) <= 1e-9 * r["total_flow"]
 assert r["status"] == "converged"
 PY
+
+# Progress on stderr past the first second: the price solver's bisection steps.
+run --topology "$DATA/Uninett2010.graphml" --scale 60 --objective mlu --tolerance 1e-7
+check "long run exits 0" exited 0
+check "long run: progress reports the bisection" grep -qE "solving min-max-utilization with price solve [0-9]+, iteration [0-9]+: objective .*, bound .*, gap .*  elapsed" err.txt
+run --topology "$DATA/Uninett2010.graphml" --scale 60 --objective mlu --tolerance 1e-7 --quiet
+check "long run --quiet: no progress" test ! -s err.txt
 
 # 3. LP and MPS export (when built with CLP), POP.
 for obj in total-flow mcf mlu; do
@@ -107,5 +102,4 @@ check "unknown option exits 2" exited 2
 run --scale nan
 check "nan scale exits 2" exited 2
 
-echo "cli-te: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary cli-te

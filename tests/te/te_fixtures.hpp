@@ -36,10 +36,10 @@ inline std::int32_t arc_of(const te::topology& g, std::int32_t u, std::int32_t v
 }
 
 /// An instance with explicit paths, each given as a node sequence.
-inline te::te_instance explicit_instance(
+inline te::instance explicit_instance(
     te::topology g, const std::vector<te::commodity>& commodities,
     const std::vector<std::vector<std::vector<std::int32_t>>>& node_paths) {
-  te::te_instance inst;
+  te::instance inst;
   inst.graph = std::move(g);
   inst.commodities = commodities;
   for (const auto& paths : node_paths) {
@@ -55,8 +55,8 @@ inline te::te_instance explicit_instance(
 }
 
 /// Loads a data/topologies file, draws a gravity matrix and computes 4 edge-disjoint paths.
-inline te::te_instance gravity_instance(const std::string& file, double scale,
-                                        std::uint64_t seed = 1, double default_capacity = 1000.0) {
+inline te::instance gravity_instance(const std::string& file, double scale, std::uint64_t seed = 1,
+                                     double default_capacity = 1000.0) {
   te::topology g = te::load_topology(data_file(file), default_capacity);
   const auto p = te::default_traffic_parameters(g.name);
   const auto tm = te::generate_traffic(g, te::traffic_model::gravity, p, scale, seed);

@@ -23,7 +23,7 @@ const te::te_objective kObjectives[] = {te::te_objective::total_flow,
 
 /// Three nodes: 0 -> 2 directly (capacity 5) or via 1 (capacity 10 per hop).
 /// Commodities (0,2): 20 on both paths, (0,1): 4, (1,2): 8.
-te::te_instance triangle() {
+te::instance triangle() {
   const te::topology g = te_test::graph_of(
       3, {{0, 1, 10.0}, {1, 2, 10.0}, {0, 2, 5.0}, {1, 0, 10.0}, {2, 1, 10.0}, {2, 0, 5.0}});
   return te_test::explicit_instance(g, {{0, 2, 20.0}, {0, 1, 4.0}, {1, 2, 8.0}},
@@ -32,7 +32,7 @@ te::te_instance triangle() {
 
 /// Capacity and demand feasibility of `r` for its objective (min-max-utilization: every demand
 /// routed and loads within objective * c).
-void check_feasible(const te::te_instance& inst, const te::te_result& r, const char* what) {
+void check_feasible(const te::instance& inst, const te::result& r, const char* what) {
   INFO(what);
   const te::flow_summary s = te::summarize(inst, r.path_flow);
   CHECK(s.min_path_flow >= 0.0);
@@ -50,9 +50,9 @@ void check_feasible(const te::te_instance& inst, const te::te_result& r, const c
   }
 }
 
-te::te_result price(const te::te_instance& inst, te::te_objective o, double gap = 1e-4) {
+te::result price(const te::instance& inst, te::te_objective o, double gap = 1e-4) {
   te::price_options options;
-  options.relative_gap = gap;
+  options.solver.relative_gap = gap;
   return te::solve_price(inst, o, options);
 }
 
@@ -91,27 +91,26 @@ TEST_CASE("solvers: every solver and objective gives a feasible flow (b4, toy, U
     for (const auto o : kObjectives) {
       INFO(te::to_string(o));
       check_feasible(inst, price(inst, o), "price");
-      te::pop_te_options pop;
+      te::pop_options pop;
       pop.parts = 4;
       pop.seed = 3;
       pop.split_fraction = 0.5;
       check_feasible(inst,
                      te::solve_pop(inst, o, pop,
-                                   [&](const te::te_instance& part) {
+                                   [&](const te::instance& part) {
                                      te::price_options options;
-                                     options.threads = 1;
+                                     options.solver.threads = 1;
                                      return te::solve_price(part, o, options);
                                    }),
                      "pop price");
       if (popalloc_te::lp_solver_available()) {
         check_feasible(inst, popalloc_te::solve_lp(inst, o), "lp");
         pop.threads = 1;
-        check_feasible(inst,
-                       te::solve_pop(inst, o, pop,
-                                     [&](const te::te_instance& part) {
-                                       return popalloc_te::solve_lp(part, o);
-                                     }),
-                       "pop lp");
+        check_feasible(
+            inst,
+            te::solve_pop(inst, o, pop,
+                          [&](const te::instance& part) { return popalloc_te::solve_lp(part, o); }),
+            "pop lp");
       }
     }
   }
@@ -141,19 +140,17 @@ TEST_CASE("solvers: the price solver is within 1e-3 of CLP on small topologies")
       else
         CHECK(r.bound >= lp.objective * (1 - 1e-7));
       // POP with k = 1 is the plain solver.
-      te::pop_te_options one;
+      te::pop_options one;
       one.parts = 1;
-      const auto pop1 = te::solve_pop(inst, o, one, [&](const te::te_instance& part) {
-        return popalloc_te::solve_lp(part, o);
-      });
+      const auto pop1 = te::solve_pop(
+          inst, o, one, [&](const te::instance& part) { return popalloc_te::solve_lp(part, o); });
       CHECK(pop1.objective == doctest::Approx(lp.objective).epsilon(1e-7));
       // POP with k = 4 cannot beat the optimum.
-      te::pop_te_options four;
+      te::pop_options four;
       four.parts = 4;
       four.threads = 1;
-      const auto pop4 = te::solve_pop(inst, o, four, [&](const te::te_instance& part) {
-        return popalloc_te::solve_lp(part, o);
-      });
+      const auto pop4 = te::solve_pop(
+          inst, o, four, [&](const te::instance& part) { return popalloc_te::solve_lp(part, o); });
       if (o == te::te_objective::min_max_utilization)
         CHECK(pop4.objective >= lp.objective * (1 - 1e-7));
       else
@@ -223,4 +220,74 @@ TEST_CASE("pop: POP's split_entities halves the heaviest commodities") {
     CHECK(total == doctest::Approx(1.0));
   }
   CHECK_THROWS_AS(te::split_commodities({1.0}, -0.5), popalloc::invalid_options);
+}
+
+TEST_CASE("status: the core's names and order, and optimal") {
+  for (int v = 0; v <= 7; ++v) {
+    const auto core = static_cast<popalloc::solve_status>(v);
+    CHECK(std::string(te::to_string(te::from_core(core))) == popalloc::to_string(core));
+  }
+  CHECK(std::string(te::to_string(te::solve_status::optimal)) == "optimal");
+  using s = te::solve_status;
+  CHECK(te::worse(s::converged, s::optimal) == s::converged);
+  CHECK(te::worse(s::optimal, s::converged) == s::optimal);
+  CHECK(te::worse(s::optimal, s::stalled) == s::stalled);
+  CHECK(te::worse(s::time_limit, s::optimal) == s::time_limit);
+  CHECK(te::worse(s::stalled, s::iteration_limit) == s::stalled);
+  CHECK(te::worse(s::interrupted, s::numerical_error) == s::numerical_error);
+  CHECK(popalloc::worse(popalloc::solve_status::converged, popalloc::solve_status::stalled) ==
+        popalloc::solve_status::stalled);
+}
+
+TEST_CASE("price: the progress callback sees every step and can stop the solve") {
+  const auto inst = triangle();
+  for (const auto o : kObjectives) {
+    INFO(std::string(te::to_string(o)));
+    te::price_options options;
+    options.solver.relative_gap = 1e-9;
+    int calls = 0, last_solves = 0;
+    options.callback = [&](const te::progress& p) {
+      ++calls;
+      CHECK(p.solves >= last_solves);
+      CHECK(p.elapsed_seconds >= 0.0);
+      last_solves = p.solves;
+      return popalloc::callback_action::proceed;
+    };
+    const auto plain = [&] {
+      te::price_options quiet = options;
+      quiet.callback = nullptr;
+      return te::solve_price(inst, o, quiet);
+    }();
+    const auto r = te::solve_price(inst, o, options);
+    CHECK(calls >= 1);
+    // Reporting changes nothing.
+    CHECK(r.objective == plain.objective);
+    CHECK(r.bound == plain.bound);
+    CHECK(r.status == plain.status);
+    CHECK(r.path_flow == plain.path_flow);
+    if (o != te::te_objective::total_flow) CHECK(last_solves == r.solves);
+
+    options.callback = [](const te::progress&) { return popalloc::callback_action::stop; };
+    const auto stopped = te::solve_price(inst, o, options);
+    INFO(std::string(te::to_string(stopped.status)));
+    if (r.solves > 1 || (o == te::te_objective::total_flow && r.iterations > 1)) {
+      CHECK(stopped.status == te::solve_status::interrupted);
+      if (o != te::te_objective::total_flow) CHECK(stopped.solves == 1);
+    }
+    check_feasible(inst, stopped, "stopped");
+  }
+}
+
+TEST_CASE("price: the status of the limits") {
+  const auto inst = triangle();
+  te::price_options options;
+  options.solver.relative_gap = 1e-12;
+  options.max_solves = 1;
+  const auto r = te::solve_price(inst, te::te_objective::min_max_utilization, options);
+  CHECK(r.status == te::solve_status::iteration_limit);
+  CHECK(r.solves == 1);
+  options.max_solves = 80;
+  options.solver.time_limit_seconds = 1e-12;
+  CHECK(te::solve_price(inst, te::te_objective::concurrent_flow, options).status ==
+        te::solve_status::time_limit);
 }

@@ -181,21 +181,13 @@ inline placement pop_merge(const problem& prob, const std::vector<pop_part>& par
   return out;
 }
 
-/// \brief Per-part timing of pop_solve().
-struct pop_report {
-  std::vector<double> part_seconds;
-  std::vector<std::string> part_status;
-  double split_seconds = 0.0;
-  double merge_seconds = 0.0;
-};
-
 /// \brief POP over any solver: `solve_part(const problem&) -> lb_result`. Parts are solved one
 /// after the other (POP's accounting for load balancing: the wall clock of the whole call). The
 /// merged placement is checked against the full problem; a part without a solution makes the
-/// result `no_solution` (or `infeasible`), naming the part.
+/// result `no_solution` (or `infeasible`), naming the part. lb_result::pop has the per-part
+/// statistics.
 template <class SolvePart>
-lb_result pop_solve(const problem& prob, int k, SolvePart&& solve_part,
-                    pop_report* report = nullptr) {
+lb_result pop_solve(const problem& prob, int k, SolvePart&& solve_part) {
   const auto start = std::chrono::steady_clock::now();
   auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -209,12 +201,12 @@ lb_result pop_solve(const problem& prob, int k, SolvePart&& solve_part,
     const auto t = std::chrono::steady_clock::now();
     lb_result r = solve_part(static_cast<const problem&>(parts[g].sub));
     rep.part_seconds.push_back(since(t));
-    rep.part_status.emplace_back(to_string(r.status));
+    rep.part_status.push_back(r.status);
     if (r.status == lb_status::no_solution || r.status == lb_status::infeasible) {
       out.status = r.status;
       out.message = "POP part " + std::to_string(g) + ": " + r.message;
       out.seconds = since(start);
-      if (report != nullptr) *report = std::move(rep);
+      out.pop = std::move(rep);
       return out;
     }
     results[g] = std::move(r.result);
@@ -226,7 +218,7 @@ lb_result pop_solve(const problem& prob, int k, SolvePart&& solve_part,
   const check_report c = check(prob, out.result);
   out.status = c.feasible ? lb_status::balanced : lb_status::unbalanced;
   out.message = c.violation;
-  if (report != nullptr) *report = std::move(rep);
+  out.pop = std::move(rep);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <set>
 #include <string>
@@ -23,16 +24,49 @@
 #include "popalloc/lb/greedy.hpp"
 #include "popalloc/lb/problem.hpp"
 #include "popalloc/options.hpp"
+#include "popalloc/result.hpp"
+#include "popalloc/status.hpp"
 #include "popalloc/utility/linear.hpp"
 
 namespace popalloc::lb {
 
+/// \brief Where solve_price() is when it calls price_options::callback.
+enum class stage : std::uint8_t {
+  lp = 0,      ///< solving the LP relaxation (after every dual evaluation)
+  repair = 1,  ///< the LP is done (or was not needed); rounding and repair follow
+};
+
+/// \brief Stable lower-case name of a stage: "lp" or "repair".
+inline const char* to_string(stage s) noexcept {
+  switch (s) {
+    case stage::lp:
+      return "lp";
+    case stage::repair:
+      return "repair";
+  }
+  return "unknown";
+}
+
+/// \brief What price_options::callback receives.
+struct progress {
+  lb::stage stage = lb::stage::lp;
+  std::size_t lp_shards = 0;   ///< shards in the LP
+  std::size_t lp_servers = 0;  ///< servers (columns) in the LP
+  int lp_iterations = 0;       ///< dual evaluations of the LP so far
+  double lp_relative_gap = 0.0;
+  double elapsed_seconds = 0.0;  ///< since solve_price() started
+};
+
+/// \brief Progress callback of solve_price(); returning callback_action::stop during the LP ends
+/// the LP relaxation early (price_report::lp_status interrupted). Rounding and repair always run,
+/// so a placement is always returned.
+using progress_callback = std::function<callback_action(const progress&)>;
+
 /// \brief Options of solve_price().
 struct price_options {
-  /// Relative duality gap of the LP relaxation (popalloc::solver_options::relative_gap).
-  double relative_gap = 1e-4;
-  int max_iterations = 500;  ///< dual evaluations of the LP relaxation
-  int threads = 0;           ///< OpenMP threads of the LP solve (0: OpenMP default)
+  /// The core's options of the LP relaxation: relative_gap, max_iterations (dual evaluations),
+  /// threads (0: OpenMP default) and time_limit_seconds (of each LP relaxation; infinity: none).
+  solver_options solver;
   /// Value of routing a unit fraction of a shard to a server that already holds it, on top of
   /// the value 1 of routing it anywhere (see docs/load-balancing.md: any value > 0 gives the
   /// LP relaxation's optimum; 1 keeps the stay-put signal at the size of the objective).
@@ -44,23 +78,8 @@ struct price_options {
   /// says).
   std::size_t min_receivers = 16;
   double receiver_factor = 2.0;
-};
-
-/// \brief Statistics of the last solve_price() call.
-struct price_report {
-  std::size_t lp_shards = 0;   ///< shards in the LP (those on overloaded servers)
-  std::size_t lp_servers = 0;  ///< servers (columns) in the LP
-  /// True when the restricted LP is provably the full relaxation: every server is a column, or a
-  /// receiver column kept slack (price 0), so the missing options cannot improve it.
-  bool lp_exact = false;
-  int lp_iterations = 0;         ///< dual evaluations
-  double lp_relative_gap = 0.0;  ///< certified gap of the LP relaxation
-  /// LP relaxation optimum bound, in fractional shard moves (a lower bound on the moves of any
-  /// placement that keeps the non-LP shards in place; 0 when no LP was needed).
-  double lp_moves_bound = 0.0;
-  const char* lp_status = "not_run";
-  std::int64_t repair_moves = 0;  ///< replicas the lower-bound repair added
-  double lp_seconds = 0.0;
+  /// Called as `progress` says; with pop_solve() once per part's solve, one part after another.
+  progress_callback callback;
 };
 
 namespace detail {
@@ -269,31 +288,15 @@ inline void consolidate(const problem& prob, load_routing& st) {
   }
 }
 
-}  // namespace detail
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
-/// \brief Balances with the LP relaxation solved by popalloc::solve and a rounding/repair step.
-///
-/// 1. Route every shard over its current replicas (previous fractions). Shards with a replica on
-///    a server above the upper bound, and shards without replicas, form the LP; the others stay.
-/// 2. LP relaxation (docs/load-balancing.md): the LP shards are jobs, all servers resources with
-///    capacity (upper bound - load of the shards that stay) / mean; a job consumes l_j / mean of
-///    a server per unit fraction and earns 1 + stay_bonus on servers that hold it, 1 elsewhere
-///    (linear utility). Maximising it is minimising sum_ij (1 - a_ij) r_ij, the MILP relaxation
-///    with x = r, without the lower bound and the memory rows.
-/// 3. Rounding: on every server the LP keeps K_i of its single-replica shards' load; the shards
-///    are re-kept whole in order of their LP share, at most one partially, within K_i (so the
-///    server load is unchanged and few shards are split).
-/// 4. Repair: the load that leaves is placed largest first on the least-loaded server with memory
-///    (whole when it fits under the upper bound), then servers below the lower bound pull load
-///    from the most-loaded ones. The checker decides `balanced` or `unbalanced`.
-inline lb_result solve_price(const problem& prob, const price_options& opt = {},
-                             price_report* report = nullptr) {
-  const auto start = std::chrono::steady_clock::now();
-  prob.validate();
-  price_report rep;
+/// \brief The LP shards: those with a replica on a server above the upper bound (counting only
+/// the shards that have a home) and those without replicas, each with load > 0.
+inline std::vector<std::size_t> overloaded_shards(const problem& prob, const load_routing& st) {
   const std::size_t n = prob.server_count(), s = prob.shards();
-  const double mean = prob.mean_load(), hi = prob.upper();
-  detail::load_routing st = detail::initial_routing(prob);
+  const double hi = prob.upper();
   // Which shards are homeless (initial_routing placed them; they belong to the LP anyway).
   std::vector<char> in_lp(s, 0);
   for (std::size_t j = 0; j < s; ++j)
@@ -310,156 +313,222 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {},
   std::vector<std::size_t> lp_shards;
   for (std::size_t j = 0; j < s; ++j)
     if (in_lp[j] && prob.load[j] > 0.0) lp_shards.push_back(j);
-  rep.lp_shards = lp_shards.size();
+  return lp_shards;
+}
 
-  std::vector<detail::residual> leave;
-  if (!lp_shards.empty()) {
-    // Take the LP shards out of the routing; what stays is fixed.
-    for (const std::size_t j : lp_shards) {
-      const bool homeless = prob.current.shards.empty() || prob.current.shards[j].empty();
-      auto parts = st.parts[j];
-      for (const auto& part : parts) st.remove(prob, j, part.first, part.second, !homeless);
-    }
-    const auto m = static_cast<Eigen::Index>(lp_shards.size());
-    // Columns: every server holding an LP shard, plus receivers (the servers with the most
-    // spare capacity, at least min_receivers of them) until they can hold receiver_factor x
-    // what the holding servers cannot. The restriction loses nothing when a receiver keeps
-    // slack (price 0): every missing option has value 1 and a price >= 0, so the restricted
-    // dual stays feasible for the full LP (rep.lp_exact).
-    std::vector<std::int32_t> column_of(n, -1), server_of;
-    double lp_load = 0.0, home_room = 0.0;
-    for (const std::size_t j : lp_shards) {
-      lp_load += prob.load[j];
-      if (!prob.current.shards.empty())
-        for (const route& c : prob.current.shards[j])
-          if (column_of[static_cast<std::size_t>(c.server)] < 0) {
-            column_of[static_cast<std::size_t>(c.server)] = 0;
-            server_of.push_back(c.server);
-          }
-    }
-    for (const std::int32_t i : server_of)
-      home_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
-    // What the holding servers cannot keep must go to receivers. Asking the columns for a
-    // multiple of the whole LP load instead made every server a column in every round at
-    // 16384 x 2048: the dense Newton model had 2,048 prices where 328 sufficed (round 1 of
-    // POP's benchmark, 12x longer).
-    const double overflow = std::max(0.0, lp_load - home_room);
-    double receiver_room = 0.0;
-    std::vector<char> is_home(n, 0);
-    for (const std::int32_t i : server_of) is_home[static_cast<std::size_t>(i)] = 1;
-    {
-      std::vector<std::int32_t> others;
-      for (std::size_t i = 0; i < n; ++i)
-        if (column_of[i] < 0) others.push_back(static_cast<std::int32_t>(i));
-      std::sort(others.begin(), others.end(), [&](std::int32_t x, std::int32_t y) {
-        const double lx = st.server_load[static_cast<std::size_t>(x)];
-        const double ly = st.server_load[static_cast<std::size_t>(y)];
-        return lx != ly ? lx < ly : x < y;
-      });
-      std::size_t taken = 0;
-      for (const std::int32_t i : others) {
-        if (taken >= opt.min_receivers && receiver_room >= opt.receiver_factor * overflow) break;
-        server_of.push_back(i);
-        receiver_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
-        ++taken;
-      }
-      rep.lp_exact = taken == others.size();  // every server is a column
-    }
-    std::sort(server_of.begin(), server_of.end());
-    for (std::size_t c = 0; c < server_of.size(); ++c)
-      column_of[static_cast<std::size_t>(server_of[c])] = static_cast<std::int32_t>(c);
-    const auto cols = static_cast<Eigen::Index>(server_of.size());
-    rep.lp_servers = server_of.size();
-    popalloc::dense_problem<float> lp;
-    lp.throughput.setOnes(m, cols);
-    lp.job_demand.resize(m);
-    lp.capacity.resize(cols);
-    for (Eigen::Index c = 0; c < cols; ++c)
-      lp.capacity[c] = std::max(0.0, hi - st.server_load[static_cast<std::size_t>(
-                                              server_of[static_cast<std::size_t>(c)])]) /
-                       mean;
-    for (Eigen::Index r = 0; r < m; ++r) {
-      const std::size_t j = lp_shards[static_cast<std::size_t>(r)];
-      lp.job_demand[r] = static_cast<float>(prob.load[j] / mean);
-      if (!prob.current.shards.empty())
-        for (const route& c : prob.current.shards[j])
-          lp.throughput(r, column_of[static_cast<std::size_t>(c.server)]) =
-              static_cast<float>(1.0 + opt.stay_bonus);
-    }
-    popalloc::solver_options so;
-    so.relative_gap = opt.relative_gap;
-    so.max_iterations = opt.max_iterations;
-    so.threads = opt.threads;
-    const auto lp_start = std::chrono::steady_clock::now();
-    const popalloc::solve_result sol = popalloc::solve(lp, popalloc::utility::linear{}, so);
-    rep.lp_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - lp_start).count();
-    rep.lp_iterations = sol.iterations;
-    rep.lp_relative_gap = sol.relative_gap;
-    rep.lp_status = popalloc::to_string(sol.status);
-    for (Eigen::Index c = 0; c < cols && !rep.lp_exact; ++c)
-      if (!is_home[static_cast<std::size_t>(server_of[static_cast<std::size_t>(c)])] &&
-          sol.usage[c] < lp.capacity[c] * (1.0 - 1e-6))
-        rep.lp_exact = true;
-    // Objective = sum_j (1 + b * home_j): moves bound = m - (bound - m) / b, clipped at 0.
-    rep.lp_moves_bound = std::max(
-        0.0, static_cast<double>(m) - (sol.dual_bound - static_cast<double>(m)) / opt.stay_bonus);
+/// \brief The servers that are the LP's columns, in increasing order.
+struct lp_columns {
+  std::vector<std::int32_t> server_of;  ///< server of every column
+  std::vector<std::int32_t> column_of;  ///< column of every server, -1 when none
+  std::vector<char> is_home;            ///< per server: holds an LP shard
+  bool every_server = false;            ///< every server is a column
+};
 
-    // Rounding: home shares of single-replica LP shards, re-kept whole per server.
-    const auto& a = sol.allocation;
-    std::vector<double> home_share(s, 0.0);
-    std::vector<std::vector<std::size_t>> single_home(n);
-    std::vector<double> budget(n, 0.0);
-    for (Eigen::Index r = 0; r < m; ++r) {
-      const std::size_t j = lp_shards[static_cast<std::size_t>(r)];
-      const auto ri = static_cast<std::size_t>(r);
-      const bool single = !prob.current.shards.empty() && prob.current.shards[j].size() == 1;
-      double kept = 0.0;
-      for (auto k = a.job_offset[ri]; k < a.job_offset[ri + 1]; ++k) {
-        const auto server =
-            server_of[static_cast<std::size_t>(a.option[static_cast<std::size_t>(k)])];
-        const double f = a.fraction[static_cast<std::size_t>(k)];
-        if (!prob.current.shards.empty() && prob.current.holds(j, server)) {
-          if (single) {
-            budget[static_cast<std::size_t>(server)] += f * prob.load[j];
-            home_share[j] += f;
-          } else {
-            st.add(prob, j, server, f * prob.load[j]);
-          }
-          kept += f;
+/// \brief Columns: every server holding an LP shard, plus receivers (the servers with the most
+/// spare capacity, at least min_receivers of them) until they can hold receiver_factor x what
+/// the holding servers cannot. The restriction loses nothing when a receiver keeps slack (price
+/// 0): every missing option has value 1 and a price >= 0, so the restricted dual stays feasible
+/// for the full LP (price_report::lp_exact).
+inline lp_columns choose_columns(const problem& prob, const price_options& opt,
+                                 const load_routing& st,
+                                 const std::vector<std::size_t>& lp_shards) {
+  const std::size_t n = prob.server_count();
+  const double hi = prob.upper();
+  lp_columns cols;
+  cols.column_of.assign(n, -1);
+  auto& column_of = cols.column_of;
+  auto& server_of = cols.server_of;
+  double lp_load = 0.0, home_room = 0.0;
+  for (const std::size_t j : lp_shards) {
+    lp_load += prob.load[j];
+    if (!prob.current.shards.empty())
+      for (const route& c : prob.current.shards[j])
+        if (column_of[static_cast<std::size_t>(c.server)] < 0) {
+          column_of[static_cast<std::size_t>(c.server)] = 0;
+          server_of.push_back(c.server);
         }
-      }
-      if (single) {
-        single_home[static_cast<std::size_t>(prob.current.shards[j][0].server)].push_back(j);
-      } else if (kept < 1.0) {
-        leave.push_back({j, prob.load[j] * (1.0 - kept)});
-      }
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      auto& c = single_home[i];
-      std::sort(c.begin(), c.end(), [&](std::size_t x, std::size_t y) {
-        if (home_share[x] != home_share[y]) return home_share[x] > home_share[y];
-        return prob.load[x] != prob.load[y] ? prob.load[x] < prob.load[y] : x < y;
-      });
-      double left = budget[i] * (1.0 + 1e-12);
-      std::vector<std::size_t> skipped;
-      for (const std::size_t j : c) {
-        if (prob.load[j] <= left) {
-          st.add(prob, j, static_cast<std::int32_t>(i), prob.load[j]);
-          left -= prob.load[j];
+  }
+  for (const std::int32_t i : server_of)
+    home_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
+  // What the holding servers cannot keep must go to receivers. Asking the columns for a
+  // multiple of the whole LP load instead made every server a column in every round at
+  // 16384 x 2048: the dense Newton model had 2,048 prices where 328 sufficed (round 1 of
+  // POP's benchmark, 12x longer).
+  const double overflow = std::max(0.0, lp_load - home_room);
+  double receiver_room = 0.0;
+  cols.is_home.assign(n, 0);
+  for (const std::int32_t i : server_of) cols.is_home[static_cast<std::size_t>(i)] = 1;
+  std::vector<std::int32_t> others;
+  for (std::size_t i = 0; i < n; ++i)
+    if (column_of[i] < 0) others.push_back(static_cast<std::int32_t>(i));
+  std::sort(others.begin(), others.end(), [&](std::int32_t x, std::int32_t y) {
+    const double lx = st.server_load[static_cast<std::size_t>(x)];
+    const double ly = st.server_load[static_cast<std::size_t>(y)];
+    return lx != ly ? lx < ly : x < y;
+  });
+  std::size_t taken = 0;
+  for (const std::int32_t i : others) {
+    if (taken >= opt.min_receivers && receiver_room >= opt.receiver_factor * overflow) break;
+    server_of.push_back(i);
+    receiver_room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(i)]);
+    ++taken;
+  }
+  cols.every_server = taken == others.size();
+  std::sort(server_of.begin(), server_of.end());
+  for (std::size_t c = 0; c < server_of.size(); ++c)
+    column_of[static_cast<std::size_t>(server_of[c])] = static_cast<std::int32_t>(c);
+  return cols;
+}
+
+/// \brief The LP relaxation over `cols` (see solve_price), scaled by the mean load.
+inline popalloc::dense_problem<float> relaxation(const problem& prob, const price_options& opt,
+                                                 const load_routing& st,
+                                                 const std::vector<std::size_t>& lp_shards,
+                                                 const lp_columns& cols) {
+  const double mean = prob.mean_load(), hi = prob.upper();
+  const auto m = static_cast<Eigen::Index>(lp_shards.size());
+  const auto n_cols = static_cast<Eigen::Index>(cols.server_of.size());
+  popalloc::dense_problem<float> lp;
+  lp.throughput.setOnes(m, n_cols);
+  lp.job_demand.resize(m);
+  lp.capacity.resize(n_cols);
+  for (Eigen::Index c = 0; c < n_cols; ++c)
+    lp.capacity[c] = std::max(0.0, hi - st.server_load[static_cast<std::size_t>(
+                                            cols.server_of[static_cast<std::size_t>(c)])]) /
+                     mean;
+  for (Eigen::Index r = 0; r < m; ++r) {
+    const std::size_t j = lp_shards[static_cast<std::size_t>(r)];
+    lp.job_demand[r] = static_cast<float>(prob.load[j] / mean);
+    if (!prob.current.shards.empty())
+      for (const route& c : prob.current.shards[j])
+        lp.throughput(r, cols.column_of[static_cast<std::size_t>(c.server)]) =
+            static_cast<float>(1.0 + opt.stay_bonus);
+  }
+  return lp;
+}
+
+/// \brief Solves the relaxation with the core (progress forwarded to opt.callback) and records
+/// its statistics in `rep`: iterations, gap, status, lp_exact and the moves bound.
+inline popalloc::solve_result solve_relaxation(const popalloc::dense_problem<float>& lp,
+                                               const price_options& opt, const lp_columns& cols,
+                                               std::chrono::steady_clock::time_point start,
+                                               price_report& rep) {
+  popalloc::progress_callback forward;
+  if (opt.callback)
+    forward = [&](const popalloc::progress& p) {
+      progress step;
+      step.stage = stage::lp;
+      step.lp_shards = rep.lp_shards;
+      step.lp_servers = rep.lp_servers;
+      step.lp_iterations = p.iteration;
+      step.lp_relative_gap = p.relative_gap;
+      step.elapsed_seconds = seconds_since(start);
+      return opt.callback(step);
+    };
+  const auto lp_start = std::chrono::steady_clock::now();
+  popalloc::solve_result sol =
+      popalloc::solve(lp, popalloc::utility::linear{}, opt.solver, forward);
+  rep.lp_seconds = seconds_since(lp_start);
+  rep.lp_iterations = sol.iterations;
+  rep.lp_relative_gap = sol.relative_gap;
+  rep.lp_status = sol.status;
+  rep.lp_exact = cols.every_server;
+  for (Eigen::Index c = 0; c < lp.capacity.size() && !rep.lp_exact; ++c)
+    if (!cols.is_home[static_cast<std::size_t>(cols.server_of[static_cast<std::size_t>(c)])] &&
+        sol.usage[c] < lp.capacity[c] * (1.0 - 1e-6))
+      rep.lp_exact = true;
+  // Objective = sum_j (1 + b * home_j): moves bound = m - (bound - m) / b, clipped at 0.
+  const auto m = static_cast<double>(lp.job_demand.size());
+  rep.lp_moves_bound = std::max(0.0, m - (sol.dual_bound - m) / opt.stay_bonus);
+  return sol;
+}
+
+/// \brief Rounding: the LP's home shares of multi-replica shards are kept as they are; on every
+/// server the single-replica shards' LP load is re-kept whole in order of their LP share, at
+/// most one partially, within that budget. What is not kept goes to `leave`.
+inline void round_relaxation(const problem& prob, load_routing& st,
+                             const std::vector<std::size_t>& lp_shards, const lp_columns& cols,
+                             const popalloc::solve_result& sol, std::vector<residual>& leave) {
+  const std::size_t n = prob.server_count(), s = prob.shards();
+  const double mean = prob.mean_load();
+  const auto m = static_cast<Eigen::Index>(lp_shards.size());
+  const auto& a = sol.allocation;
+  std::vector<double> home_share(s, 0.0);
+  std::vector<std::vector<std::size_t>> single_home(n);
+  std::vector<double> budget(n, 0.0);
+  for (Eigen::Index r = 0; r < m; ++r) {
+    const std::size_t j = lp_shards[static_cast<std::size_t>(r)];
+    const auto ri = static_cast<std::size_t>(r);
+    const bool single = !prob.current.shards.empty() && prob.current.shards[j].size() == 1;
+    double kept = 0.0;
+    for (auto k = a.job_offset[ri]; k < a.job_offset[ri + 1]; ++k) {
+      const auto server =
+          cols.server_of[static_cast<std::size_t>(a.option[static_cast<std::size_t>(k)])];
+      const double f = a.fraction[static_cast<std::size_t>(k)];
+      if (!prob.current.shards.empty() && prob.current.holds(j, server)) {
+        if (single) {
+          budget[static_cast<std::size_t>(server)] += f * prob.load[j];
+          home_share[j] += f;
         } else {
-          skipped.push_back(j);
+          st.add(prob, j, server, f * prob.load[j]);
         }
+        kept += f;
       }
-      for (std::size_t k = 0; k < skipped.size(); ++k) {
-        const std::size_t j = skipped[k];
-        const double keep = k == 0 ? std::max(0.0, std::min(left, prob.load[j])) : 0.0;
-        if (keep > 1e-12 * mean) st.add(prob, j, static_cast<std::int32_t>(i), keep);
-        if (prob.load[j] - keep > 0.0) leave.push_back({j, prob.load[j] - keep});
-      }
+    }
+    if (single) {
+      single_home[static_cast<std::size_t>(prob.current.shards[j][0].server)].push_back(j);
+    } else if (kept < 1.0) {
+      leave.push_back({j, prob.load[j] * (1.0 - kept)});
     }
   }
-  // Any server still above the upper bound (rounding) sheds its largest parts.
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& c = single_home[i];
+    std::sort(c.begin(), c.end(), [&](std::size_t x, std::size_t y) {
+      if (home_share[x] != home_share[y]) return home_share[x] > home_share[y];
+      return prob.load[x] != prob.load[y] ? prob.load[x] < prob.load[y] : x < y;
+    });
+    double left = budget[i] * (1.0 + 1e-12);
+    std::vector<std::size_t> skipped;
+    for (const std::size_t j : c) {
+      if (prob.load[j] <= left) {
+        st.add(prob, j, static_cast<std::int32_t>(i), prob.load[j]);
+        left -= prob.load[j];
+      } else {
+        skipped.push_back(j);
+      }
+    }
+    for (std::size_t k = 0; k < skipped.size(); ++k) {
+      const std::size_t j = skipped[k];
+      const double keep = k == 0 ? std::max(0.0, std::min(left, prob.load[j])) : 0.0;
+      if (keep > 1e-12 * mean) st.add(prob, j, static_cast<std::int32_t>(i), keep);
+      if (prob.load[j] - keep > 0.0) leave.push_back({j, prob.load[j] - keep});
+    }
+  }
+}
+
+/// \brief Steps 2 and 3 of solve_price for the LP shards: they leave the routing, the LP
+/// relaxation places them, the rounding keeps what it can and the rest goes to `leave`.
+inline void relax_and_round(const problem& prob, const price_options& opt, load_routing& st,
+                            const std::vector<std::size_t>& lp_shards,
+                            std::chrono::steady_clock::time_point start, price_report& rep,
+                            std::vector<residual>& leave) {
+  // Take the LP shards out of the routing; what stays is fixed.
+  for (const std::size_t j : lp_shards) {
+    const bool homeless = prob.current.shards.empty() || prob.current.shards[j].empty();
+    auto parts = st.parts[j];
+    for (const auto& part : parts) st.remove(prob, j, part.first, part.second, !homeless);
+  }
+  const lp_columns cols = choose_columns(prob, opt, st, lp_shards);
+  rep.lp_servers = cols.server_of.size();
+  const popalloc::dense_problem<float> lp = relaxation(prob, opt, st, lp_shards, cols);
+  const popalloc::solve_result sol = solve_relaxation(lp, opt, cols, start, rep);
+  round_relaxation(prob, st, lp_shards, cols, sol, leave);
+}
+
+/// \brief Any server still above the upper bound (rounding) sheds its largest parts to `leave`.
+inline void shed_excess(const problem& prob, load_routing& st, std::vector<residual>& leave) {
+  const std::size_t n = prob.server_count(), s = prob.shards();
+  const double hi = prob.upper();
   for (std::size_t i = 0; i < n; ++i) {
     double excess = st.server_load[i] - hi;
     while (excess > 0.0) {
@@ -479,24 +548,68 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {},
       excess -= take;
     }
   }
-  lb_result out;
+}
+
+/// \brief Step 4 of solve_price: places `leave`, raises servers to the lower bound, and lets the
+/// checker decide the status (a repair that stopped early explains why).
+inline lb_result repair(const problem& prob, load_routing& st, std::vector<residual> leave,
+                        std::chrono::steady_clock::time_point start, price_report& rep) {
   std::string why;
-  detail::consolidate(prob, st);
-  bool ok = detail::place_residuals(prob, st, std::move(leave), why);
+  consolidate(prob, st);
+  bool ok = place_residuals(prob, st, std::move(leave), why);
   if (ok) {
-    const std::int64_t added = detail::raise_to_lower_bound(prob, st, why);
+    const std::int64_t added = raise_to_lower_bound(prob, st, why);
     ok = added >= 0;
     rep.repair_moves = std::max<std::int64_t>(0, added);
   }
-  detail::consolidate(prob, st);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  out = detail::finish(prob, st, seconds);
-  // The checker decides the status; a repair that stopped early explains why.
+  consolidate(prob, st);
+  lb_result out = finish(prob, st, seconds_since(start));
   if (!ok)
     out.message += (out.message.empty() ? "repair: " : " (repair: ") + why +
                    (out.status == lb_status::balanced ? "" : ")");
-  if (report != nullptr) *report = rep;
+  return out;
+}
+
+}  // namespace detail
+
+/// \brief Balances with the LP relaxation solved by popalloc::solve and a rounding/repair step.
+///
+/// 1. Route every shard over its current replicas (previous fractions). Shards with a replica on
+///    a server above the upper bound, and shards without replicas, form the LP; the others stay.
+/// 2. LP relaxation (docs/load-balancing.md): the LP shards are jobs, all servers resources with
+///    capacity (upper bound - load of the shards that stay) / mean; a job consumes l_j / mean of
+///    a server per unit fraction and earns 1 + stay_bonus on servers that hold it, 1 elsewhere
+///    (linear utility). Maximising it is minimising sum_ij (1 - a_ij) r_ij, the MILP relaxation
+///    with x = r, without the lower bound and the memory rows.
+/// 3. Rounding: on every server the LP keeps K_i of its single-replica shards' load; the shards
+///    are re-kept whole in order of their LP share, at most one partially, within K_i (so the
+///    server load is unchanged and few shards are split).
+/// 4. Repair: the load that leaves is placed largest first on the least-loaded server with memory
+///    (whole when it fits under the upper bound), then servers below the lower bound pull load
+///    from the most-loaded ones. The checker decides `balanced` or `unbalanced`.
+/// lb_result::price has the LP's statistics.
+inline lb_result solve_price(const problem& prob, const price_options& opt = {}) {
+  const auto start = std::chrono::steady_clock::now();
+  prob.validate();
+  price_report rep;
+  detail::load_routing st = detail::initial_routing(prob);
+  const std::vector<std::size_t> lp_shards = detail::overloaded_shards(prob, st);
+  rep.lp_shards = lp_shards.size();
+  std::vector<detail::residual> leave;
+  if (!lp_shards.empty()) detail::relax_and_round(prob, opt, st, lp_shards, start, rep, leave);
+  detail::shed_excess(prob, st, leave);
+  if (opt.callback) {
+    progress step;
+    step.stage = stage::repair;
+    step.lp_shards = rep.lp_shards;
+    step.lp_servers = rep.lp_servers;
+    step.lp_iterations = rep.lp_iterations;
+    step.lp_relative_gap = rep.lp_relative_gap;
+    step.elapsed_seconds = detail::seconds_since(start);
+    opt.callback(step);
+  }
+  lb_result out = detail::repair(prob, st, std::move(leave), start, rep);
+  out.price = rep;
   return out;
 }
 

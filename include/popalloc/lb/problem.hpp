@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "popalloc/error.hpp"
+#include "popalloc/status.hpp"
 
 namespace popalloc::lb {
 
@@ -143,12 +144,42 @@ inline const char* to_string(lb_status s) noexcept {
   return "unknown";
 }
 
+/// \brief What solve_price() did besides the placement.
+struct price_report {
+  std::size_t lp_shards = 0;   ///< shards in the LP (those on overloaded servers)
+  std::size_t lp_servers = 0;  ///< servers (columns) in the LP
+  /// True when the restricted LP is provably the full relaxation: every server is a column, or a
+  /// receiver column kept slack (price 0), so the missing options cannot improve it.
+  bool lp_exact = false;
+  int lp_iterations = 0;         ///< dual evaluations
+  double lp_relative_gap = 0.0;  ///< certified gap of the LP relaxation
+  /// LP relaxation optimum bound, in fractional shard moves (a lower bound on the moves of any
+  /// placement that keeps the non-LP shards in place; 0 when no LP was needed).
+  double lp_moves_bound = 0.0;
+  /// The core's status of the LP relaxation; not_solved when no LP was needed (or another solver
+  /// ran).
+  solve_status lp_status = solve_status::not_solved;
+  std::int64_t repair_moves = 0;  ///< replicas the lower-bound repair added
+  double lp_seconds = 0.0;
+};
+
+/// \brief What pop_solve() did besides the merged placement: per-part timing and status (empty
+/// when POP did not run).
+struct pop_report {
+  std::vector<double> part_seconds;
+  std::vector<lb_status> part_status;  ///< parts solved (up to the first without a placement)
+  double split_seconds = 0.0;
+  double merge_seconds = 0.0;
+};
+
 /// \brief What every load-balancing solver returns.
 struct lb_result {
   lb_status status = lb_status::no_solution;
   placement result;      ///< the new replicas and routing (empty for no_solution/infeasible)
   std::string message;   ///< why it is not balanced, or solver details
   double seconds = 0.0;  ///< wall-clock time of the solve
+  price_report price;    ///< solve_price(): its LP relaxation and repair
+  pop_report pop;        ///< pop_solve(): its parts
 };
 
 }  // namespace popalloc::lb

@@ -273,30 +273,6 @@ inline partition make_partition(const pop_options& options, std::int64_t n,
   return partition_shuffled(n, options.parts, options.seed);
 }
 
-/// The status that says more about what went wrong: a failure (numerical_error) before an
-/// interruption before a stall or a limit, each before converged; ties keep the first.
-inline solve_status worse(solve_status a, solve_status b) {
-  auto rank = [](solve_status s) {
-    switch (s) {
-      case solve_status::converged:
-        return 0;
-      case solve_status::parts_converged:
-      case solve_status::iteration_limit:
-      case solve_status::time_limit:
-        return 1;
-      case solve_status::stalled:
-        return 2;
-      case solve_status::interrupted:
-        return 3;
-      case solve_status::not_solved:
-      case solve_status::numerical_error:
-        break;
-    }
-    return 4;
-  };
-  return rank(b) > rank(a) ? b : a;
-}
-
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -400,7 +376,7 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
       stats.dual_bound = part.dual_bound;
       stats.relative_gap = part.relative_gap;
       allocations[index] = &part.allocation;
-      r.status = detail::worse(r.status, part.status);
+      r.status = popalloc::worse(r.status, part.status);
       r.iterations = std::max(r.iterations, part.iterations);
       r.smoothing_stages = std::max(r.smoothing_stages, part.smoothing_stages);
     }

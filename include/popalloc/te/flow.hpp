@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "popalloc/error.hpp"
+#include "popalloc/status.hpp"
 #include "popalloc/te/instance.hpp"
 
 namespace popalloc::te {
@@ -48,17 +49,91 @@ inline te_objective parse_te_objective(const std::string& name) {
                         "' (total-flow, concurrent-flow (mcf), min-max-utilization (mlu))");
 }
 
+/// \brief Why a TE solve stopped: the core's statuses with their values and names (a price solve
+/// reports its core's or its bisection's), and optimal for an exact LP. Append-only with explicit
+/// values: never reorder.
+enum class solve_status : std::uint8_t {
+  not_solved = 0,       ///< no solve was run
+  converged = 1,        ///< certified gap within the tolerance
+  iteration_limit = 2,  ///< the core's max_iterations (total-flow) or max_solves (bisection)
+  time_limit = 3,       ///< time_limit_seconds reached
+  interrupted = 4,      ///< the progress callback asked to stop
+  stalled = 5,          ///< the bisection cannot decide its level at any core gap
+  numerical_error = 6,  ///< the core lost precision (total-flow)
+  parts_converged = 7,  ///< the core's POP status (not returned by a TE solve)
+  optimal = 8,          ///< exact LP solved to optimality
+};
+
+/// \brief The TE status with the meaning of a core status.
+inline solve_status from_core(popalloc::solve_status s) noexcept {
+  switch (s) {
+    case popalloc::solve_status::not_solved:
+      return solve_status::not_solved;
+    case popalloc::solve_status::converged:
+      return solve_status::converged;
+    case popalloc::solve_status::iteration_limit:
+      return solve_status::iteration_limit;
+    case popalloc::solve_status::time_limit:
+      return solve_status::time_limit;
+    case popalloc::solve_status::interrupted:
+      return solve_status::interrupted;
+    case popalloc::solve_status::stalled:
+      return solve_status::stalled;
+    case popalloc::solve_status::numerical_error:
+      return solve_status::numerical_error;
+    case popalloc::solve_status::parts_converged:
+      return solve_status::parts_converged;
+  }
+  return solve_status::numerical_error;
+}
+
+/// \brief Stable lower-case name: the core's name of the same status, or "optimal".
+inline const char* to_string(solve_status s) noexcept {
+  switch (s) {
+    case solve_status::not_solved:
+      return "not_solved";
+    case solve_status::converged:
+      return "converged";
+    case solve_status::iteration_limit:
+      return "iteration_limit";
+    case solve_status::time_limit:
+      return "time_limit";
+    case solve_status::interrupted:
+      return "interrupted";
+    case solve_status::stalled:
+      return "stalled";
+    case solve_status::numerical_error:
+      return "numerical_error";
+    case solve_status::parts_converged:
+      return "parts_converged";
+    case solve_status::optimal:
+      return "optimal";
+  }
+  return "unknown";
+}
+
+/// \brief The status that says more about what went wrong, for merging the statuses of POP's
+/// parts: the core's order (popalloc::worse), with optimal ranked like converged; ties keep `a`.
+inline solve_status worse(solve_status a, solve_status b) noexcept {
+  // Values 0..7 are the core's (see the enum), so the cast names the same status.
+  auto core = [](solve_status s) {
+    return s == solve_status::optimal ? popalloc::solve_status::converged
+                                      : static_cast<popalloc::solve_status>(s);
+  };
+  return popalloc::worse(core(a), core(b)) == core(a) ? a : b;
+}
+
 /// \brief What a TE solve returns. `objective` is the value of the returned flow; `bound` a
 /// certified bound on the optimum on the other side (upper for total-flow and concurrent-flow,
 /// lower for min-max-utilization), NaN when the solver has none; `relative_gap` their distance
 /// relative to the bound.
-struct te_result {
+struct result {
   te_objective kind = te_objective::total_flow;
   std::vector<double> path_flow;  ///< flow on every path of the instance
   double objective = std::numeric_limits<double>::quiet_NaN();
   double bound = std::numeric_limits<double>::quiet_NaN();
   double relative_gap = std::numeric_limits<double>::quiet_NaN();
-  std::string status;    ///< e.g. "converged", "optimal"
+  solve_status status = solve_status::not_solved;
   int iterations = 0;    ///< dual evaluations (price), simplex iterations (LP)
   int solves = 0;        ///< core solves (bisection steps for the non-separable objectives)
   double seconds = 0.0;  ///< wall time of the solve (excludes paths and traffic matrix)
@@ -80,7 +155,7 @@ struct flow_summary {
 };
 
 /// \brief Evaluates `path_flow` on `inst`. \throws invalid_problem for a wrong size.
-inline flow_summary summarize(const te_instance& inst, const std::vector<double>& path_flow) {
+inline flow_summary summarize(const instance& inst, const std::vector<double>& path_flow) {
   if (static_cast<std::int64_t>(path_flow.size()) != inst.path_count())
     throw invalid_problem("flow vector has " + std::to_string(path_flow.size()) +
                           " entries, the instance has " + std::to_string(inst.path_count()) +

@@ -24,7 +24,7 @@ struct commodity {
 };
 
 /// \brief Commodity q may use paths paths.pair_offset[q] .. [q+1]-1 (arc lists in paths.arcs).
-struct te_instance {
+struct instance {
   topology graph;
   std::vector<commodity> commodities;
   path_set paths;
@@ -84,9 +84,9 @@ inline std::vector<commodity> commodities_of(const std::vector<double>& matrix,
 }
 
 /// \brief Builds and validates an instance: computes `options.k` paths per commodity.
-inline te_instance make_instance(topology graph, std::vector<commodity> commodities,
-                                 const path_options& options) {
-  te_instance inst;
+inline instance make_instance(topology graph, std::vector<commodity> commodities,
+                              const path_options& options) {
+  instance inst;
   inst.graph = std::move(graph);
   inst.commodities = std::move(commodities);
   std::vector<std::pair<std::int32_t, std::int32_t>> pairs;

@@ -42,7 +42,7 @@ struct lp_model {
 /// commodity dem_<k> (flow_k <= d_k; = d_k for min-max-utilization) and, for concurrent flow,
 /// con_<k> (flow_k - d_k alpha >= 0). min-max-utilization leaves z unbounded above (POP bounds
 /// it by 1 in MIN_MAX_LINK_UTIL, which makes the LP infeasible when the demand does not fit).
-inline lp_model build_lp(const te_instance& inst, te_objective objective) {
+inline lp_model build_lp(const instance& inst, te_objective objective) {
   inst.validate();
   const double inf = std::numeric_limits<double>::infinity();
   lp_model lp;

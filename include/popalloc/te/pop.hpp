@@ -26,7 +26,7 @@
 
 namespace popalloc::te {
 
-struct pop_te_options {
+struct pop_options {
   int parts = 4;                ///< k
   double split_fraction = 0.0;  ///< POP's f: N + round(N f) pieces after halving heavy ones
   std::uint64_t seed = 0;       ///< partition seed
@@ -77,9 +77,9 @@ inline pop::client_split split_commodities(const std::vector<double>& demands, d
 
 /// \brief Sub-instance of `inst` with the given pieces (commodity and share) and capacities
 /// divided by `parts`; paths of a piece are its commodity's.
-inline te_instance pop_sub_instance(const te_instance& inst, const pop::client_split& split,
-                                    const std::vector<std::int64_t>& pieces, int parts) {
-  te_instance sub;
+inline instance pop_sub_instance(const instance& inst, const pop::client_split& split,
+                                 const std::vector<std::int64_t>& pieces, int parts) {
+  instance sub;
   sub.graph = inst.graph;
   for (arc& a : sub.graph.arcs) a.capacity /= static_cast<double>(parts);
   for (const auto q : pieces) {
@@ -99,12 +99,12 @@ inline te_instance pop_sub_instance(const te_instance& inst, const pop::client_s
   return sub;
 }
 
-/// \brief POP over `solve_part(const te_instance&) -> te_result` (must be safe to call
+/// \brief POP over `solve_part(const instance&) -> result` (must be safe to call
 /// concurrently when options.threads != 1). Returns the merged flow of the full instance with
 /// its objective value; `bound` is NaN (the parts' bounds do not bound the full problem).
 template <class SolvePart>
-te_result solve_pop(const te_instance& inst, te_objective objective, const pop_te_options& options,
-                    SolvePart&& solve_part) {
+result solve_pop(const instance& inst, te_objective objective, const pop_options& options,
+                 SolvePart&& solve_part) {
   inst.validate();
   if (options.parts < 1) throw invalid_options("POP needs k >= 1 sub-problems");
   const auto start = std::chrono::steady_clock::now();
@@ -116,18 +116,18 @@ te_result solve_pop(const te_instance& inst, te_objective objective, const pop_t
   auto outcome = pop::pop_solve(
       assignment,
       [&](int /*part*/, const std::vector<std::int64_t>& pieces) {
-        std::pair<te_result, std::vector<std::int64_t>> r;
+        std::pair<result, std::vector<std::int64_t>> r;
         if (pieces.empty()) return r;
         r.first = solve_part(pop_sub_instance(inst, split, pieces, options.parts));
         r.second = pieces;
         return r;
       },
       options.threads);
-  te_result out;
+  result out;
   out.kind = objective;
   out.pop_parts = options.parts;
   out.path_flow.assign(static_cast<std::size_t>(inst.path_count()), 0.0);
-  out.status = "converged";
+  out.status = solve_status::converged;
   for (std::size_t s = 0; s < outcome.results.size(); ++s) {
     const auto& [part, pieces] = outcome.results[s];
     std::int64_t local = 0;
@@ -139,8 +139,7 @@ te_result solve_pop(const te_instance& inst, te_objective objective, const pop_t
     }
     out.iterations += part.iterations;
     out.solves += part.solves;
-    if (!pieces.empty() && part.status != "converged" && part.status != "optimal")
-      out.status = part.status;
+    if (!pieces.empty()) out.status = worse(out.status, part.status);
   }
   out.part_seconds = outcome.seconds;
   out.objective = objective_value(summarize(inst, out.path_flow), objective);

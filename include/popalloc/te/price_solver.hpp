@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
+#include "popalloc/result.hpp"
 #include "popalloc/status.hpp"
 #include "popalloc/te/flow.hpp"
 #include "popalloc/te/instance.hpp"
@@ -43,21 +45,54 @@
 
 namespace popalloc::te {
 
+/// \brief What price_options::callback receives: after every dual evaluation of total-flow's
+/// core solve, and after every core solve (bisection step) of the other objectives. objective
+/// and bound bracket the optimum as certified so far (total-flow: the core's primal objective
+/// and dual bound; the bisection: its bounds on a* in the objective's terms), relative_gap is
+/// their distance as a result measures it.
+struct progress {
+  int solves = 0;      ///< core solves finished
+  int iterations = 0;  ///< dual evaluations so far, all core solves together
+  double elapsed_seconds = 0.0;
+  double objective = 0.0;
+  double bound = 0.0;
+  double relative_gap = 0.0;
+};
+
+/// \brief Progress callback of the TE solvers; returning callback_action::stop ends the solve
+/// with solve_status::interrupted and the best flow found so far.
+using progress_callback = std::function<callback_action(const progress&)>;
+
+/// \brief The core's options as the TE solver starts them: a tighter gap and more iterations
+/// than a single allocation needs, and the anchored gap measure (the bisection's level tests need
+/// a gap of the interval's width relative to the demand served, target priority's idle range,
+/// not to the shortfall).
+inline solver_options default_core_options() {
+  solver_options core;
+  core.relative_gap = 1e-5;
+  core.max_iterations = 5000;
+  core.gap = gap_measure::anchored;
+  return core;
+}
+
 /// \brief Options of the price-discovery TE solver.
 struct price_options {
-  /// total-flow: the core's relative duality gap; concurrent-flow and min-max-utilization: the
-  /// relative distance between the certified bounds on a* at which the bisection stops.
-  double relative_gap = 1e-5;
-  int max_iterations = 5000;  ///< dual evaluations per core solve
-  int max_solves = 80;        ///< core solves of the bisection
-  double time_limit_seconds = std::numeric_limits<double>::infinity();
-  int threads = 0;  ///< OpenMP threads of the core (0: the OpenMP default)
+  /// The core's options. relative_gap: for total-flow the core's relative duality gap; for
+  /// concurrent-flow and min-max-utilization the relative distance between the certified bounds
+  /// on a* at which the bisection stops (every core solve gets its own gap). max_iterations: dual
+  /// evaluations per core solve. time_limit_seconds: of the whole TE solve. warm_start_prices:
+  /// total-flow only (the bisection warm-starts itself).
+  solver_options solver = default_core_options();
+  int max_solves = 80;  ///< core solves of the bisection
+  /// Called as `progress` says. Called concurrently when POP solves parts in parallel, so it
+  /// must then be thread-safe.
+  progress_callback callback;
 };
 
 namespace detail {
 
 /// The bundle problem of `inst`: value `value_is_demand ? d_k : 1`, consumption d_k per arc.
-inline bundle_problem<double> te_bundle(const te_instance& inst, bool routing) {
+inline bundle_problem<double> bundle(const instance& inst, bool routing) {
   Eigen::VectorXd capacity(inst.graph.arc_count());
   for (std::int32_t e = 0; e < inst.graph.arc_count(); ++e)
     capacity[e] = inst.graph.arcs[static_cast<std::size_t>(e)].capacity;
@@ -85,7 +120,7 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 /// Cost of every path at arc prices p.
-inline std::vector<double> path_costs(const te_instance& inst, const Eigen::VectorXd& prices) {
+inline std::vector<double> path_costs(const instance& inst, const Eigen::VectorXd& prices) {
   std::vector<double> cost(static_cast<std::size_t>(inst.path_count()), 0.0);
   for (std::size_t p = 0; p < cost.size(); ++p)
     for (auto a = inst.paths.path_offset[p]; a < inst.paths.path_offset[p + 1]; ++a)
@@ -94,7 +129,7 @@ inline std::vector<double> path_costs(const te_instance& inst, const Eigen::Vect
 }
 
 /// Upper bound on a*: sum_e c_e p_e / sum_k d_k min_p cost_p (inf when the denominator is 0).
-inline double routability_upper_bound(const te_instance& inst, const Eigen::VectorXd& prices) {
+inline double routability_upper_bound(const instance& inst, const Eigen::VectorXd& prices) {
   double supply = 0.0;
   for (std::int32_t e = 0; e < inst.graph.arc_count(); ++e)
     supply += inst.graph.arcs[static_cast<std::size_t>(e)].capacity * std::max(prices[e], 0.0);
@@ -111,7 +146,7 @@ inline double routability_upper_bound(const te_instance& inst, const Eigen::Vect
 
 /// Routing split y (per path, summing to 1 per commodity) and its lower bound min_e c_e / l_e
 /// on a*, l the loads of routing every whole demand with y.
-inline double routability_lower_bound(const te_instance& inst, const std::vector<double>& split) {
+inline double routability_lower_bound(const instance& inst, const std::vector<double>& split) {
   std::vector<double> load(inst.graph.arcs.size(), 0.0);
   for (std::size_t k = 0; k < inst.commodities.size(); ++k)
     for (auto p = inst.paths.pair_offset[k]; p < inst.paths.pair_offset[k + 1]; ++p) {
@@ -128,7 +163,7 @@ inline double routability_lower_bound(const te_instance& inst, const std::vector
 }
 
 /// Index of k's cheapest path at `cost` among those avoiding closed arcs (-1: none).
-inline std::int64_t cheapest_open_path(const te_instance& inst, std::size_t k,
+inline std::int64_t cheapest_open_path(const instance& inst, std::size_t k,
                                        const std::vector<double>& cost) {
   std::int64_t best = -1;
   for (auto p = inst.paths.pair_offset[k]; p < inst.paths.pair_offset[k + 1]; ++p) {
@@ -146,7 +181,7 @@ inline std::int64_t cheapest_open_path(const te_instance& inst, std::size_t k,
 
 /// The allocation of a routing solve normalised to whole demands; commodities that got nothing
 /// take their cheapest open path at `prices`.
-inline std::vector<double> normalised_split(const te_instance& inst, const solve_result& r,
+inline std::vector<double> normalised_split(const instance& inst, const solve_result& r,
                                             const Eigen::VectorXd& prices) {
   std::vector<double> split(static_cast<std::size_t>(inst.path_count()), 0.0);
   const auto cost = path_costs(inst, prices);
@@ -167,152 +202,217 @@ inline std::vector<double> normalised_split(const te_instance& inst, const solve
   return split;
 }
 
+/// Total flow: one core solve of the linear bundle problem, the flow d_k x_p per path.
+inline result solve_total_flow(const instance& inst, const price_options& options,
+                               std::chrono::steady_clock::time_point start) {
+  result out;
+  out.kind = te_objective::total_flow;
+  out.path_flow.assign(static_cast<std::size_t>(inst.path_count()), 0.0);
+  const auto problem = bundle(inst, false);
+  popalloc::progress_callback forward;
+  if (options.callback)
+    forward = [&](const popalloc::progress& p) {
+      progress step;
+      step.iterations = p.iteration;
+      step.elapsed_seconds = seconds_since(start);
+      step.objective = p.primal_objective;
+      step.bound = p.dual_bound;
+      step.relative_gap = p.relative_gap;
+      return options.callback(step);
+    };
+  const solve_result r = popalloc::solve(problem, utility::linear{}, options.solver, forward);
+  const auto& a = r.allocation;
+  for (std::size_t k = 0; k < inst.commodities.size(); ++k)
+    for (auto q = a.job_offset[k]; q < a.job_offset[k + 1]; ++q)
+      out.path_flow[static_cast<std::size_t>(inst.paths.pair_offset[k] +
+                                             a.option[static_cast<std::size_t>(q)])] +=
+          a.fraction[static_cast<std::size_t>(q)] * inst.commodities[k].demand;
+  out.objective = summarize(inst, out.path_flow).total_flow;
+  out.bound = r.dual_bound;
+  out.relative_gap = out.bound > 0.0 ? std::max(0.0, out.bound - out.objective) / out.bound : 0.0;
+  out.status = from_core(r.status);
+  out.iterations = r.iterations;
+  out.solves = 1;
+  out.seconds = seconds_since(start);
+  return out;
+}
+
+/// Sets `split` to the first (shortest) open path of every commodity; false when a commodity has
+/// none.
+inline bool shortest_open_split(const instance& inst, std::vector<double>& split) {
+  const std::vector<double> unit_cost(split.size(), 0.0);
+  for (std::size_t k = 0; k < inst.commodities.size(); ++k) {
+    // Zero costs: the first (shortest) open path of every commodity.
+    const auto p = cheapest_open_path(inst, k, unit_cost);
+    if (p < 0) return false;
+    split[static_cast<std::size_t>(p)] = 1.0;
+  }
+  return true;
+}
+
+/// The bisection on the routable level a of concurrent-flow and min-max-utilization, with
+/// certified bounds lower <= a* <= upper and the routing split that certifies `lower`.
+class routability_bisection {
+ public:
+  routability_bisection(const instance& inst, te_objective objective, const price_options& options,
+                        std::chrono::steady_clock::time_point start, std::vector<double> split)
+      : inst_(inst),
+        objective_(objective),
+        options_(options),
+        start_(start),
+        split_(std::move(split)),
+        problem_(bundle(inst, true)),
+        capacity_(problem_.capacity()),
+        core_(options.solver) {
+    lower_ = routability_lower_bound(inst, split_);
+    Eigen::VectorXd prices(inst.graph.arc_count());
+    for (std::int32_t e = 0; e < inst.graph.arc_count(); ++e) {
+      const double c = inst.graph.arcs[static_cast<std::size_t>(e)].capacity;
+      prices[e] = c > 0.0 ? 1.0 / c : 0.0;
+    }
+    upper_ = routability_upper_bound(inst, prices);
+  }
+
+  /// Runs the bisection to the tolerance or a limit; returns why it stopped.
+  solve_status run(result& out) {
+    while (!done()) {
+      if (out.solves >= options_.max_solves) return solve_status::iteration_limit;
+      const double elapsed = seconds_since(start_);
+      if (elapsed >= options_.solver.time_limit_seconds) return solve_status::time_limit;
+      const bool settled = step(out, elapsed);
+      const bool stop =
+          options_.callback && options_.callback(snapshot(out)) == callback_action::stop;
+      if (!settled) return solve_status::stalled;
+      if (stop && !done()) return solve_status::interrupted;
+    }
+    return solve_status::converged;
+  }
+
+  /// The flow of the certified split (scaled to the demands for concurrent-flow) and its bounds.
+  void finish(result& out) const {
+    const double scale = objective_ == te_objective::concurrent_flow ? std::min(1.0, lower_) : 1.0;
+    for (std::size_t k = 0; k < inst_.commodities.size(); ++k)
+      for (auto p = inst_.paths.pair_offset[k]; p < inst_.paths.pair_offset[k + 1]; ++p)
+        out.path_flow[static_cast<std::size_t>(p)] =
+            scale * inst_.commodities[k].demand * split_[static_cast<std::size_t>(p)];
+    if (objective_ == te_objective::concurrent_flow) {
+      out.objective = std::min(1.0, lower_);
+      out.bound = std::min(1.0, upper_);
+      out.relative_gap = out.bound > 0.0 ? (out.bound - out.objective) / out.bound : 0.0;
+    } else {
+      out.objective = summarize(inst_, out.path_flow).max_link_utilization;
+      out.bound = 1.0 / upper_;
+      out.relative_gap = out.objective > 0.0 ? (out.objective - out.bound) / out.objective : 0.0;
+    }
+  }
+
+ private:
+  // For concurrent flow a* >= 1 settles it: flows can be capped at the demands.
+  bool done() const {
+    if (objective_ == te_objective::concurrent_flow && lower_ >= 1.0) return true;
+    return upper_ - lower_ <= options_.solver.relative_gap * upper_;
+  }
+
+  // One core solve at a level between the bounds; false when it settled nothing and the core
+  // gap cannot be tightened further.
+  bool step(result& out, double elapsed) {
+    const double level = std::isfinite(upper_) && upper_ < 4.0 * lower_
+                             ? 0.5 * (lower_ + upper_)
+                             : (std::isfinite(upper_) ? std::sqrt(lower_ * upper_) : 2.0 * lower_);
+    problem_.capacity() = capacity_ / level;
+    // Deciding a level close to a* needs a core gap of the order of the interval's width.
+    core_.relative_gap =
+        std::isfinite(upper_) ? std::min(solve_gap_, 0.1 * (upper_ - lower_) / upper_) : solve_gap_;
+    core_.time_limit_seconds = options_.solver.time_limit_seconds - elapsed;
+    core_.warm_start_prices = warm_;
+    const solve_result r = popalloc::solve(problem_, utility::target_priority{}, core_);
+    ++out.solves;
+    out.iterations += r.iterations;
+    const double u = routability_upper_bound(inst_, r.prices);
+    auto candidate = normalised_split(inst_, r, r.prices);
+    const double l = routability_lower_bound(inst_, candidate);
+    const double width = upper_ - lower_;
+    if (u < upper_) upper_ = u;
+    if (l > lower_) {
+      lower_ = l;
+      split_ = std::move(candidate);
+    }
+    // Warm starts only from levels the solve proved infeasible: there the prices price the
+    // bottleneck; below a* they are near 0 and a poor start (measured: 10x more iterations).
+    if (u <= level && r.prices.allFinite()) warm_ = r.prices;
+    if (upper_ - lower_ > 0.75 * width) {
+      // The solve did not settle which side of a* the level is on: ask for more accuracy.
+      if (solve_gap_ <= 1e-10) return false;
+      solve_gap_ *= 0.1;
+    }
+    return true;
+  }
+
+  progress snapshot(const result& out) const {
+    progress p;
+    p.solves = out.solves;
+    p.iterations = out.iterations;
+    p.elapsed_seconds = seconds_since(start_);
+    if (objective_ == te_objective::concurrent_flow) {
+      p.objective = std::min(1.0, lower_);
+      p.bound = std::min(1.0, upper_);
+      p.relative_gap = p.bound > 0.0 ? (p.bound - p.objective) / p.bound : 0.0;
+    } else {
+      p.objective = 1.0 / lower_;
+      p.bound = 1.0 / upper_;
+      p.relative_gap = p.objective > 0.0 ? (p.objective - p.bound) / p.objective : 0.0;
+    }
+    return p;
+  }
+
+  const instance& inst_;
+  te_objective objective_;
+  const price_options& options_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<double> split_;
+  bundle_problem<double> problem_;
+  Eigen::VectorXd capacity_;
+  solver_options core_;
+  double lower_ = 0.0, upper_ = 0.0;
+  double solve_gap_ = 1e-4;
+  Eigen::VectorXd warm_;
+};
+
 }  // namespace detail
 
 /// \brief Solves `inst` for `objective` with the price-discovery core. The returned flow is
 /// always feasible (capacities and demands; for min-max-utilization every demand is routed and
 /// loads are <= objective * c). \throws invalid_problem for an invalid instance, or for
 /// min-max-utilization when a commodity has no path avoiding zero-capacity arcs.
-inline te_result solve_price(const te_instance& inst, te_objective objective,
-                             const price_options& options = {}) {
+inline result solve_price(const instance& inst, te_objective objective,
+                          const price_options& options = {}) {
   inst.validate();
-  if (!(options.relative_gap > 0.0) || !std::isfinite(options.relative_gap))
+  if (!(options.solver.relative_gap > 0.0) || !std::isfinite(options.solver.relative_gap))
     throw invalid_options("relative gap must be a finite number > 0");
   if (options.max_solves < 1) throw invalid_options("max_solves must be >= 1");
   const auto start = std::chrono::steady_clock::now();
-  te_result out;
+  if (objective == te_objective::total_flow) return detail::solve_total_flow(inst, options, start);
+
+  // Non-separable objectives: bisection on the routable level a with certified bounds [L, U].
+  result out;
   out.kind = objective;
   out.path_flow.assign(static_cast<std::size_t>(inst.path_count()), 0.0);
-  solver_options core;
-  core.max_iterations = options.max_iterations;
-  core.threads = options.threads;
-  core.time_limit_seconds = options.time_limit_seconds;
-  // The bisection's level tests need a gap of the interval's width relative to the demand
-  // served (target priority's idle range), not to the shortfall.
-  core.gap = gap_measure::anchored;
-
-  if (objective == te_objective::total_flow) {
-    const auto problem = detail::te_bundle(inst, false);
-    core.relative_gap = options.relative_gap;
-    const solve_result r = popalloc::solve(problem, utility::linear{}, core);
-    const auto& a = r.allocation;
-    for (std::size_t k = 0; k < inst.commodities.size(); ++k)
-      for (auto q = a.job_offset[k]; q < a.job_offset[k + 1]; ++q)
-        out.path_flow[static_cast<std::size_t>(inst.paths.pair_offset[k] +
-                                               a.option[static_cast<std::size_t>(q)])] +=
-            a.fraction[static_cast<std::size_t>(q)] * inst.commodities[k].demand;
-    out.objective = summarize(inst, out.path_flow).total_flow;
-    out.bound = r.dual_bound;
-    out.relative_gap = out.bound > 0.0 ? std::max(0.0, out.bound - out.objective) / out.bound : 0.0;
-    out.status = to_string(r.status);
-    out.iterations = r.iterations;
-    out.solves = 1;
+  std::vector<double> split(out.path_flow.size(), 0.0);
+  if (!detail::shortest_open_split(inst, split)) {
+    if (objective == te_objective::min_max_utilization)
+      throw invalid_problem(
+          "a commodity has no path avoiding zero-capacity arcs: its demand cannot be routed, "
+          "so the maximum link utilization is unbounded");
+    out.objective = 0.0;
+    out.bound = 0.0;
+    out.relative_gap = 0.0;
+    out.status = solve_status::converged;
     out.seconds = detail::seconds_since(start);
     return out;
   }
-
-  // Non-separable objectives: bisection on the routable level a with certified bounds [L, U].
-  std::vector<double> split(out.path_flow.size(), 0.0);
-  {
-    const std::vector<double> unit_cost(out.path_flow.size(), 0.0);
-    bool routable = true;
-    for (std::size_t k = 0; k < inst.commodities.size(); ++k) {
-      // Zero costs: the first (shortest) open path of every commodity.
-      const auto p = detail::cheapest_open_path(inst, k, unit_cost);
-      if (p < 0) {
-        routable = false;
-        break;
-      }
-      split[static_cast<std::size_t>(p)] = 1.0;
-    }
-    if (!routable) {
-      if (objective == te_objective::min_max_utilization)
-        throw invalid_problem(
-            "a commodity has no path avoiding zero-capacity arcs: its demand cannot be routed, "
-            "so the maximum link utilization is unbounded");
-      out.objective = 0.0;
-      out.bound = 0.0;
-      out.relative_gap = 0.0;
-      out.status = "converged";
-      out.seconds = detail::seconds_since(start);
-      return out;
-    }
-  }
-  double lower = detail::routability_lower_bound(inst, split);
-  Eigen::VectorXd prices(inst.graph.arc_count());
-  for (std::int32_t e = 0; e < inst.graph.arc_count(); ++e) {
-    const double c = inst.graph.arcs[static_cast<std::size_t>(e)].capacity;
-    prices[e] = c > 0.0 ? 1.0 / c : 0.0;
-  }
-  double upper = detail::routability_upper_bound(inst, prices);
-  auto problem = detail::te_bundle(inst, true);
-  Eigen::VectorXd capacity = problem.capacity();
-  double solve_gap = 1e-4;
-  Eigen::VectorXd warm;
-  std::string status = "converged";
-  // For concurrent flow a* >= 1 settles it: flows can be capped at the demands.
-  auto done = [&]() {
-    if (objective == te_objective::concurrent_flow && lower >= 1.0) return true;
-    return upper - lower <= options.relative_gap * upper;
-  };
-  while (!done()) {
-    if (out.solves >= options.max_solves) {
-      status = "iteration_limit";
-      break;
-    }
-    const double elapsed = detail::seconds_since(start);
-    if (elapsed >= options.time_limit_seconds) {
-      status = "time_limit";
-      break;
-    }
-    const double level = std::isfinite(upper) && upper < 4.0 * lower
-                             ? 0.5 * (lower + upper)
-                             : (std::isfinite(upper) ? std::sqrt(lower * upper) : 2.0 * lower);
-    problem.capacity() = capacity / level;
-    // Deciding a level close to a* needs a core gap of the order of the interval's width.
-    core.relative_gap =
-        std::isfinite(upper) ? std::min(solve_gap, 0.1 * (upper - lower) / upper) : solve_gap;
-    core.time_limit_seconds = options.time_limit_seconds - elapsed;
-    core.warm_start_prices = warm;
-    const solve_result r = popalloc::solve(problem, utility::target_priority{}, core);
-    ++out.solves;
-    out.iterations += r.iterations;
-    const double u = detail::routability_upper_bound(inst, r.prices);
-    const auto candidate = detail::normalised_split(inst, r, r.prices);
-    const double l = detail::routability_lower_bound(inst, candidate);
-    const double width = upper - lower;
-    if (u < upper) upper = u;
-    if (l > lower) {
-      lower = l;
-      split = candidate;
-    }
-    // Warm starts only from levels the solve proved infeasible: there the prices price the
-    // bottleneck; below a* they are near 0 and a poor start (measured: 10x more iterations).
-    if (u <= level && r.prices.allFinite()) warm = r.prices;
-    if (upper - lower > 0.75 * width) {
-      // The solve did not settle which side of a* the level is on: ask for more accuracy.
-      if (solve_gap <= 1e-10) {
-        status = "stalled";
-        break;
-      }
-      solve_gap *= 0.1;
-    }
-  }
-  const double scale = objective == te_objective::concurrent_flow ? std::min(1.0, lower) : 1.0;
-  for (std::size_t k = 0; k < inst.commodities.size(); ++k)
-    for (auto p = inst.paths.pair_offset[k]; p < inst.paths.pair_offset[k + 1]; ++p)
-      out.path_flow[static_cast<std::size_t>(p)] =
-          scale * inst.commodities[k].demand * split[static_cast<std::size_t>(p)];
-  if (objective == te_objective::concurrent_flow) {
-    out.objective = std::min(1.0, lower);
-    out.bound = std::min(1.0, upper);
-    out.relative_gap = out.bound > 0.0 ? (out.bound - out.objective) / out.bound : 0.0;
-  } else {
-    out.objective = summarize(inst, out.path_flow).max_link_utilization;
-    out.bound = 1.0 / upper;
-    out.relative_gap = out.objective > 0.0 ? (out.objective - out.bound) / out.objective : 0.0;
-  }
-  out.status = status;
+  detail::routability_bisection bisection(inst, objective, options, start, std::move(split));
+  out.status = bisection.run(out);
+  bisection.finish(out);
   out.seconds = detail::seconds_since(start);
   return out;
 }
