@@ -77,6 +77,9 @@ Policy:
   --water-filling     max-min: keep raising the other jobs after the minimum is fixed (Gavel's
                       max_min_fairness_water_filling; the default, popalloc-simulate's is plain)
   --no-water-filling  max-min: plain max-min (only the minimum is raised)
+  --class-lp-max-classes K   max-min, min-makespan, proportional fairness: solve exactly over
+                      classes of identical jobs when there are at most K (default 256; 0: always
+                      the price-discovery core on every job)
   --gpu-cost TYPE:PRICE,...  max-throughput: maximise throughput per unit price
   --no-slo-floors     max-throughput: ignore the jobs' SLOs (by default a job with an SLO
                       must reach the throughput that meets its deadline; if the floors cannot
@@ -138,6 +141,7 @@ struct usage_error : std::exception {
 };
 
 struct arguments {
+  int class_lp_max_classes = pc::policy_options{}.class_lp_max_classes;
   std::string throughputs;
   std::string cluster = "v100:8,p100:8,k80:8";
   std::string trace;
@@ -206,6 +210,7 @@ constexpr option_spec kOptions[] = {
     {"heterogeneity-agnostic", false},
     {"water-filling", false},
     {"no-water-filling", false},
+    {"class-lp-max-classes", true},
     {"gpu-cost", true},
     {"tolerance", true},
     {"pop", true},
@@ -259,6 +264,8 @@ arguments parse_arguments(int argc, char** argv) {
   if (has("water-filling") && has("no-water-filling"))
     throw usage_error("--water-filling and --no-water-filling cannot be combined");
   a.water_filling = !has("no-water-filling");
+  if (const auto* v = value_of("class-lp-max-classes"))
+    a.class_lp_max_classes = parse_integer<int>("--class-lp-max-classes", *v, 0);
   if (const auto* v = value_of("gpu-cost")) a.gpu_cost = *v;
   if (const auto* v = value_of("tolerance")) {
     a.tolerance = parse_real("--tolerance", *v);
@@ -442,12 +449,17 @@ void print_summary(const arguments& args, const pc::policy_options& o,
                    std::size_t job_count, const pc::gpu_cluster& cluster, const char* bound) {
   std::printf(
       "policy %s%s: objective %.10g (bound %s), status %s, %zu jobs on %s, %.4f s "
-      "(%d core solves%s)\n",
+      "(%d core solves%s%s)\n",
       pc::to_string(o.policy), o.heterogeneity_agnostic ? " (heterogeneity-agnostic)" : "",
       a.objective, bound, popalloc::to_string(a.status), job_count, cluster.to_string().c_str(),
       a.seconds, a.core_solves,
       o.policy == pc::policy_kind::max_min_fairness && o.water_filling
           ? (", " + std::to_string(a.water_filling_levels) + " water-filling levels").c_str()
+          : "",
+      a.classes > 0
+          ? ("; exact over " + std::to_string(a.classes) + " classes of identical jobs, " +
+             std::to_string(a.simplex_runs) + " simplex runs")
+                .c_str()
           : "");
   std::printf(
       "normalized throughput s ET / (w P): min %.6g, mean %.6g, max %.6g; %lld jobs "
@@ -538,6 +550,7 @@ int run(int argc, char** argv) {
   o.heterogeneity_agnostic = args.agnostic;
   // Packed max-min is plain max-min (with the total raised at the optimal minimum).
   o.water_filling = args.water_filling && !args.space_sharing;
+  o.class_lp_max_classes = args.class_lp_max_classes;
   o.pairing.min_combined_throughput = args.pair_threshold;
   o.slo_floors = args.slo_floors;
   if (!args.gpu_cost.empty()) o.gpu_cost = parse_costs(args.gpu_cost, cluster);

@@ -2,10 +2,13 @@
 // Cluster policies against exact LP solves with COIN-OR CLP on small random instances:
 // max-min fairness (epigraph LP, and the exact lexicographic water-filling vector), min makespan
 // (POP's LP), max throughput, finish-time fairness (CLP feasibility LPs at rho (1 -/+ 1e-6)), and
-// proportional fairness (not an LP: an independent dual bound computed here in closed form).
+// proportional fairness (not an LP: an independent dual bound computed here in closed form);
+// the exact solves over classes of identical jobs against the same LPs and the core path.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <ClpSimplex.hpp>
@@ -13,7 +16,9 @@
 #include <doctest/doctest.h>
 
 #include <popalloc/cluster/instance.hpp>
+#include <popalloc/cluster/job_generator.hpp>
 #include <popalloc/cluster/policies.hpp>
+#include <popalloc/cluster/throughputs.hpp>
 
 #include "cluster_fixtures.hpp"
 
@@ -137,14 +142,18 @@ TEST_CASE("max-min fairness equals the CLP epigraph LP (objective within 1e-6)")
       pc::policy_options o;
       o.heterogeneity_agnostic = agnostic;
       o.water_filling = false;
-      const auto a = pc::allocate(jobs, cluster, o);
       const pc::instance in = pc::prepare_instance(jobs, cluster, o);
       const double exact = lp_max_min(in, std::vector<double>(jobs.size(), std::nan("")));
       CAPTURE(seed);
       CAPTURE(agnostic);
       REQUIRE(std::isfinite(exact));
-      CHECK(std::abs(a.objective - exact) <= 1e-6 * exact);
-      CHECK(a.bound >= exact * (1.0 - 1e-9));
+      for (const int limit : {256, 0}) {  // class LP (every job its own class) and the core
+        o.class_lp_max_classes = limit;
+        const auto a = pc::allocate(jobs, cluster, o);
+        CAPTURE(limit);
+        CHECK(std::abs(a.objective - exact) <= 1e-6 * exact);
+        CHECK(a.bound >= exact * (1.0 - 1e-9));
+      }
     }
   }
 }
@@ -175,13 +184,18 @@ TEST_CASE("max-min water filling matches the exact lexicographic max-min vector"
     }
     pc::policy_options o;
     o.tolerance = 1e-7;
-    const auto a = pc::allocate(jobs, cluster, o);
     CAPTURE(seed);
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      CAPTURE(i);
-      REQUIRE(!std::isnan(frozen[i]));
-      const double mine = a.normalized_throughput[static_cast<Eigen::Index>(i)];
-      CHECK(std::abs(mine - frozen[i]) <= 1e-4 * frozen[i]);
+    for (const int limit : {256, 0}) {  // class LP (every job its own class) and the core
+      o.class_lp_max_classes = limit;
+      const auto a = pc::allocate(jobs, cluster, o);
+      CAPTURE(limit);
+      CHECK(a.core_solves == (limit > 0 ? 0 : a.core_solves));
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        CAPTURE(i);
+        REQUIRE(!std::isnan(frozen[i]));
+        const double mine = a.normalized_throughput[static_cast<Eigen::Index>(i)];
+        CHECK(std::abs(mine - frozen[i]) <= (limit > 0 ? 1e-6 : 1e-4) * frozen[i]);
+      }
     }
   }
 }
@@ -194,7 +208,6 @@ TEST_CASE("min makespan equals POP's LP (max u, ET_i >= r_i u)") {
       pc::policy_options o;
       o.policy = pc::policy_kind::min_makespan;
       o.heterogeneity_agnostic = agnostic;
-      const auto a = pc::allocate(jobs, cluster, o);
       const pc::instance in = pc::prepare_instance(jobs, cluster, o);
       lp_builder lp(in, true);
       lp.objective.back() = 1.0;
@@ -203,8 +216,13 @@ TEST_CASE("min makespan equals POP's LP (max u, ET_i >= r_i u)") {
       const double u = lp.solve();
       REQUIRE(std::isfinite(u));
       CAPTURE(seed);
-      CHECK(std::abs(a.objective - 1.0 / u) <= 1e-6 / u);
-      CHECK(a.bound <= (1.0 / u) * (1.0 + 1e-9));
+      for (const int limit : {256, 0}) {  // class LP (every job its own class) and the core
+        o.class_lp_max_classes = limit;
+        const auto a = pc::allocate(jobs, cluster, o);
+        CAPTURE(limit);
+        CHECK(std::abs(a.objective - 1.0 / u) <= 1e-6 / u);
+        CHECK(a.bound <= (1.0 / u) * (1.0 + 1e-9));
+      }
     }
   }
 }
@@ -362,4 +380,218 @@ TEST_CASE("proportional fairness: closed-form dual bound at the solver's prices"
     CHECK(a.objective <= g + 1e-9 * std::abs(g));
     CHECK(g - a.objective <= 1e-6 * std::max(1.0, std::abs(g)));
   }
+}
+
+// ---- Exact solves over classes of identical jobs (class_policies.hpp) ----
+
+namespace {
+
+/// `distinct` random jobs, job q copied 1 + (q mod 4) times (copies: new ids, same data), so
+/// the instance has `distinct` classes of sizes 1-4.
+std::vector<pc::job> replicated_jobs(int distinct, const pc::gpu_cluster& cluster,
+                                     std::uint32_t seed) {
+  const auto base = cluster_test::random_jobs(distinct, cluster, seed);
+  std::vector<pc::job> out;
+  for (std::size_t q = 0; q < base.size(); ++q)
+    for (std::size_t c = 0; c <= q % 4; ++c) {
+      pc::job j = base[q];
+      j.id = static_cast<std::int64_t>(out.size());
+      out.push_back(j);
+    }
+  return out;
+}
+
+/// Gavel's generator on Gavel's throughputs (multi-GPU, priority weights 1 and 5).
+std::vector<pc::job> gavel_jobs(std::int64_t n, const pc::gpu_cluster& cluster,
+                                std::uint64_t seed) {
+  const auto table =
+      pc::load_throughputs(std::string(POPALLOC_CLUSTER_DATA_DIR) + "/simulation_throughputs.json");
+  pc::generator_options g;
+  g.seed = seed;
+  g.multi_priority = true;
+  return pc::jobs_from_generated(pc::generate_jobs(n, table, g), table, cluster);
+}
+
+void check_feasible(const pc::cluster_allocation& a, const pc::instance& in) {
+  CHECK((a.fraction.array() >= 0.0).all());
+  CHECK(a.fraction.rowwise().sum().maxCoeff() <= 1.0 + 1e-12);
+  for (Eigen::Index w = 0; w < in.types(); ++w)
+    CHECK(in.scale.dot(a.fraction.col(w)) <= in.capacity[w] * (1.0 + 1e-12));
+}
+
+/// Exact lexicographic max-min vector by CLP progressive filling (one LP per job and level).
+std::vector<double> exact_water_filling(const pc::instance& in, double threshold) {
+  const auto n = static_cast<std::size_t>(in.jobs());
+  std::vector<double> frozen(n, std::nan(""));
+  for (std::size_t i = 0; i < n; ++i)
+    if (!in.schedulable[i]) frozen[i] = 0.0;
+  for (int round = 0; round < 50; ++round) {
+    bool any_free = false;
+    for (const double f : frozen) any_free = any_free || std::isnan(f);
+    if (!any_free) break;
+    const double level = lp_max_min(in, frozen);
+    REQUIRE(std::isfinite(level));
+    std::vector<double> next = frozen;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!std::isnan(frozen[j])) continue;
+      const double room = lp_job_headroom(in, frozen, static_cast<int>(j), level);
+      if (room <= level * (1.0 + threshold)) next[j] = level;
+    }
+    frozen = next;
+  }
+  return frozen;
+}
+
+}  // namespace
+
+TEST_CASE("class LP: max-min over classes equals the per-job CLP LP, both paths") {
+  const auto cluster = pc::parse_cluster("k80:9,p100:6,v100:4");
+  for (std::uint32_t seed = 61; seed <= 66; ++seed) {
+    const auto jobs = replicated_jobs(6 + static_cast<int>(seed % 4), cluster, seed);
+    const pc::instance in = prepared(jobs, cluster, pc::policy_kind::max_min_fairness);
+    const double exact = lp_max_min(in, std::vector<double>(jobs.size(), std::nan("")));
+    REQUIRE(std::isfinite(exact));
+    for (const int limit : {256, 0}) {
+      pc::policy_options o;
+      o.water_filling = false;
+      o.class_lp_max_classes = limit;
+      const auto a = pc::allocate(jobs, cluster, o);
+      CAPTURE(seed);
+      CAPTURE(limit);
+      CHECK(std::abs(a.objective - exact) <= 1e-6 * exact);
+      CHECK(a.bound >= exact * (1.0 - 1e-9));
+      CHECK(a.status == popalloc::solve_status::converged);
+      check_feasible(a, in);
+      if (limit > 0) {
+        CHECK(a.classes == 6 + static_cast<int>(seed % 4));
+        CHECK(a.core_solves == 0);
+        // The class path is exact: objective and bound agree to rounding.
+        CHECK(a.bound - a.objective <= 1e-9 * exact);
+      } else {
+        CHECK(a.classes == 0);
+        CHECK(a.core_solves > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("class LP: water filling over classes equals the exact lexicographic vector") {
+  const auto cluster = pc::parse_cluster("k80:6,p100:4,v100:3");
+  for (std::uint32_t seed = 71; seed <= 76; ++seed) {
+    const auto jobs = replicated_jobs(5, cluster, seed);
+    const pc::instance in = prepared(jobs, cluster, pc::policy_kind::max_min_fairness);
+    pc::policy_options o;
+    o.tolerance = 1e-7;
+    const auto exact = exact_water_filling(in, o.water_filling_threshold);
+    const auto a = pc::allocate(jobs, cluster, o);
+    CAPTURE(seed);
+    REQUIRE(a.classes == 5);
+    CHECK(a.core_solves == 0);
+    check_feasible(a, in);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE(!std::isnan(exact[i]));
+      const double mine = a.normalized_throughput[static_cast<Eigen::Index>(i)];
+      CHECK(std::abs(mine - exact[i]) <= 1e-6 * exact[i]);
+      // Jobs of a class (copies of one job are adjacent) end at the same level.
+      if (i > 0 && jobs[i].throughput == jobs[i - 1].throughput &&
+          jobs[i].scale_factor == jobs[i - 1].scale_factor &&
+          jobs[i].priority_weight == jobs[i - 1].priority_weight)
+        CHECK(mine == doctest::Approx(a.normalized_throughput[static_cast<Eigen::Index>(i - 1)])
+                          .epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("class LP: Gavel's jobs and throughputs, max-min (plain, water filling) vs CLP") {
+  const auto cluster = pc::parse_cluster("v100:16,p100:16,k80:16");
+  for (const std::uint64_t seed : {1u, 2u}) {
+    const auto jobs = gavel_jobs(240, cluster, seed);
+    const pc::instance in = prepared(jobs, cluster, pc::policy_kind::max_min_fairness);
+    const double exact = lp_max_min(in, std::vector<double>(jobs.size(), std::nan("")));
+    REQUIRE(std::isfinite(exact));
+    CAPTURE(seed);
+    pc::policy_options o;
+    o.water_filling = false;
+    const auto plain = pc::allocate(jobs, cluster, o);
+    CHECK(plain.classes > 10);
+    CHECK(plain.classes < 200);
+    CHECK(std::abs(plain.objective - exact) <= 1e-9 * exact);
+    CHECK(plain.bound >= exact * (1.0 - 1e-9));
+    check_feasible(plain, in);
+    o.water_filling = true;
+    const auto wf = pc::allocate(jobs, cluster, o);
+    CHECK(std::abs(wf.objective - exact) <= 1e-9 * exact);
+    check_feasible(wf, in);
+    // Water filling keeps every job at or above the max-min optimum.
+    CHECK(wf.normalized_throughput.minCoeff() >= exact * (1.0 - 1e-9));
+    CHECK(wf.water_filling_levels >= 1);
+  }
+}
+
+TEST_CASE("class LP: min makespan over classes of equal remaining steps equals CLP") {
+  const auto cluster = pc::parse_cluster("v100:4,p100:6,k80:9");
+  for (std::uint32_t seed = 81; seed <= 86; ++seed) {
+    const auto jobs = replicated_jobs(7, cluster, seed);
+    pc::policy_options o;
+    o.policy = pc::policy_kind::min_makespan;
+    const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+    lp_builder lp(in, true);
+    lp.objective.back() = 1.0;
+    for (int i = 0; i < lp.n; ++i)
+      if (in.schedulable[static_cast<std::size_t>(i)]) lp.require(in, i, in.remaining[i], 0.0);
+    const double u = lp.solve();
+    REQUIRE(std::isfinite(u));
+    CAPTURE(seed);
+    for (const int limit : {256, 0}) {
+      o.class_lp_max_classes = limit;
+      const auto a = pc::allocate(jobs, cluster, o);
+      CAPTURE(limit);
+      CHECK(a.classes == (limit > 0 ? 7 : 0));
+      CHECK(std::abs(a.objective - 1.0 / u) <= 1e-6 / u);
+      CHECK(a.bound <= (1.0 / u) * (1.0 + 1e-9));
+      check_feasible(a, in);
+    }
+  }
+}
+
+TEST_CASE("class solve: proportional fairness over classes equals the per-job solve") {
+  const auto cluster = pc::parse_cluster("v100:5,p100:7,k80:9");
+  for (std::uint32_t seed = 91; seed <= 96; ++seed) {
+    const auto jobs = replicated_jobs(8, cluster, seed);
+    pc::policy_options o;
+    o.policy = pc::policy_kind::proportional_fairness;
+    o.tolerance = 1e-9;
+    const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+    const auto classes = pc::allocate(jobs, cluster, o);
+    o.class_lp_max_classes = 0;
+    const auto per_job = pc::allocate(jobs, cluster, o);
+    CAPTURE(seed);
+    CHECK(classes.classes == 8);
+    CHECK(per_job.classes == 0);
+    const double scale = std::max(1.0, std::abs(per_job.objective));
+    CHECK(std::abs(classes.objective - per_job.objective) <= 1e-7 * scale);
+    // Both dual bounds are valid for the per-job problem: each is above both objectives.
+    CHECK(classes.bound >= per_job.objective - 1e-9 * scale);
+    CHECK(per_job.bound >= classes.objective - 1e-9 * scale);
+    check_feasible(classes, in);
+  }
+}
+
+TEST_CASE("class LP: the class limit routes to the core, and bad limits are rejected") {
+  const auto cluster = pc::parse_cluster("k80:9,p100:6,v100:4");
+  const auto jobs = replicated_jobs(8, cluster, 99);
+  const pc::instance in = prepared(jobs, cluster, pc::policy_kind::max_min_fairness);
+  const double exact = lp_max_min(in, std::vector<double>(jobs.size(), std::nan("")));
+  pc::policy_options o;
+  o.water_filling = false;
+  o.class_lp_max_classes = 7;  // 8 classes: too many
+  const auto a = pc::allocate(jobs, cluster, o);
+  CHECK(a.classes == 0);
+  CHECK(a.core_solves > 0);
+  CHECK(std::abs(a.objective - exact) <= 1e-6 * exact);
+  o.class_lp_max_classes = 8;
+  CHECK(pc::allocate(jobs, cluster, o).classes == 8);
+  o.class_lp_max_classes = -1;
+  CHECK_THROWS_AS(pc::allocate(jobs, cluster, o), popalloc::invalid_options);
 }

@@ -57,16 +57,41 @@ class dense_simplex {
     lo_[j] = std::min(lo, x_[j]);
   }
 
+  /// \brief Raises the upper bound of column j to `up` (>= its current value, so the point stays
+  /// feasible; +inf allowed). \throws invalid_problem otherwise.
+  void set_upper(Eigen::Index j, double up) {
+    if (!(up >= x_[j]) || std::isnan(up))
+      throw invalid_problem("dense_simplex: an upper bound below the current value");
+    up_[j] = up;
+  }
+
+  /// \brief Current value of column j (structural columns first, then the slacks).
+  double value(Eigen::Index j) const { return x_[j]; }
+
   /// \brief Primal simplex from the current basis (Dantzig pricing; Bland's rule after a run of
   /// degenerate pivots, so it cannot cycle).
   simplex_status maximize(const Eigen::VectorXd& c, int max_pivots = 100000) {
     cost_ = Eigen::VectorXd::Zero(cols_ + rows_);
     cost_.head(cols_) = c;
     int degenerate = 0;
+    // The reduced costs are updated with every pivot (one row operation) and recomputed from
+    // the tableau every 64 pivots, so rounding cannot accumulate.
+    // Optimality is only declared on freshly recomputed reduced costs.
+    Eigen::RowVectorXd& d = reduced_;
+    int since_fresh = 64;
     for (int pivot = 0; pivot < max_pivots; ++pivot) {
-      const Eigen::VectorXd d = reduced_costs();
-      const Eigen::Index enter = choose_entering(d, degenerate > 50);
+      if (since_fresh >= 64) {
+        d = reduced_costs().transpose();
+        since_fresh = 0;
+      }
+      Eigen::Index enter = choose_entering(d, degenerate > 50);
+      if (enter < 0 && since_fresh > 0) {
+        d = reduced_costs().transpose();
+        since_fresh = 0;
+        enter = choose_entering(d, degenerate > 50);
+      }
       if (enter < 0) return simplex_status::optimal;
+      ++since_fresh;
       const double dir = d[enter] > 0.0 ? 1.0 : -1.0;
       Eigen::Index leave_row = -1;
       const double step = ratio_test(enter, dir, leave_row);
@@ -103,7 +128,7 @@ class dense_simplex {
 
   // A nonbasic column that improves: below its upper bound with d > 0, or above its lower
   // bound with d < 0. Bland: the lowest index; Dantzig: the largest |d|.
-  Eigen::Index choose_entering(const Eigen::VectorXd& d, bool bland) const {
+  Eigen::Index choose_entering(const Eigen::RowVectorXd& d, bool bland) const {
     constexpr double eps = 1e-11;
     Eigen::Index best = -1;
     double best_value = 0.0;
@@ -150,6 +175,10 @@ class dense_simplex {
     factor[r] = 0.0;
     const Eigen::RowVectorXd pivot_row = tableau_.row(r);
     tableau_.noalias() -= factor * pivot_row;
+    if (reduced_.size() == pivot_row.size()) {
+      const double d_enter = reduced_[enter];
+      reduced_ -= d_enter * pivot_row;
+    }
     // The leaving variable sits at the bound it reached.
     const double mid = 0.5 * (lo_[leave] + std::min(up_[leave], lo_[leave] + 1e300));
     x_[leave] = x_[leave] <= mid ? lo_[leave] : up_[leave];
@@ -162,6 +191,7 @@ class dense_simplex {
   // Row-major: a pivot updates whole rows.
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> tableau_;
   Eigen::VectorXd lo_, up_, x_, cost_;
+  Eigen::RowVectorXd reduced_;  ///< cost_ - c_B B^-1 A during maximize()
   std::vector<Eigen::Index> basis_;
   std::vector<int> is_basic_;
 };

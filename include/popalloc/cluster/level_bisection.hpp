@@ -79,28 +79,6 @@ struct level_solution {
 
 namespace detail {
 
-inline solve_status worse_status(solve_status a, solve_status b) {
-  auto rank = [](solve_status s) {
-    switch (s) {
-      case solve_status::converged:
-        return 0;
-      case solve_status::parts_converged:
-      case solve_status::iteration_limit:
-      case solve_status::time_limit:
-        return 1;
-      case solve_status::stalled:
-        return 2;
-      case solve_status::interrupted:
-        return 3;
-      case solve_status::not_solved:
-      case solve_status::numerical_error:
-        break;
-    }
-    return 4;
-  };
-  return rank(b) > rank(a) ? b : a;
-}
-
 /// Dense n x m matrix of a dense problem's allocation, rows of `rows` (others stay 0).
 inline void scatter_allocation(const solve_result& r, const std::vector<Eigen::Index>& rows,
                                Eigen::MatrixXd& x) {
@@ -240,7 +218,7 @@ inline level_solution maximize_level(
   int retries = 0;
   while (search_upper - out.level > tolerance * search_upper) {
     if (std::chrono::duration<double>(clock::now() - start).count() > deadline_seconds) {
-      out.status = detail::worse_status(out.status, solve_status::time_limit);
+      out.status = worse(out.status, solve_status::time_limit);
       break;
     }
     const double lo = out.level, hi = search_upper;
@@ -256,7 +234,7 @@ inline level_solution maximize_level(
     const double gap = retries > 0 ? 0.5 * decided : std::max(0.05 * (hi - lo) / hi, decided);
     const level_probe probe = probe_level(p, level, gap, base, out.prices, decided);
     ++out.solves;
-    out.status = detail::worse_status(out.status, probe.status);
+    out.status = worse(out.status, probe.status);
     if (probe.prices.size() != 0) out.prices = probe.prices;
     if (probe.achieved > out.level) {
       out.level = std::min(probe.achieved, upper);

@@ -33,6 +33,7 @@
 
 #include <Eigen/Core>
 
+#include "popalloc/cluster/class_policies.hpp"
 #include "popalloc/cluster/cluster_spec.hpp"
 #include "popalloc/cluster/instance.hpp"
 #include "popalloc/cluster/job.hpp"
@@ -63,6 +64,8 @@ struct policy_outcome {
   int levels = 0;
   Eigen::VectorXd prices;
   bool slo_floors_dropped = false;
+  std::int64_t classes = 0;  ///< classes of the exact class solve (0: the core path)
+  int simplex_runs = 0;
 };
 
 inline double inf() { return std::numeric_limits<double>::infinity(); }
@@ -279,6 +282,62 @@ inline void water_fill(level_problem& p, const solver_options& base, const polic
   }
 }
 
+/// Max-min fairness and makespan over classes of identical jobs (class_policies.hpp): exact,
+/// no core solve. Returns false (nothing written) when there are more than
+/// o.class_lp_max_classes classes, more than 64 classes averaging under two jobs each, or the
+/// class LP does not certify the tolerance; the core path then solves the problem.
+inline bool solve_level_policy_by_classes(const instance& in, const policy_options& o,
+                                          const std::vector<Eigen::Index>& rows,
+                                          const level_problem& p, const Eigen::VectorXd& r,
+                                          policy_outcome& out) {
+  const bool max_min = o.policy == policy_kind::max_min_fairness;
+  const auto n = static_cast<Eigen::Index>(rows.size());
+  Eigen::VectorXd coef(n);
+  for (Eigen::Index q = 0; q < n; ++q) {
+    const Eigen::Index i = rows[static_cast<std::size_t>(q)];
+    coef[q] = max_min ? in.weight[i] * in.proportional[i] / in.scale[i] : r[q];
+  }
+  const auto classes = identical_row_classes(p.throughput, p.scale, coef,
+                                             static_cast<std::size_t>(o.class_lp_max_classes));
+  if (classes.empty()) return false;
+  const auto k = static_cast<Eigen::Index>(classes.size());
+  // The dense class LP costs about k^3, the core about n per solve: with more than 64 classes
+  // that are mostly single jobs the core is faster.
+  constexpr Eigen::Index small_class_lp = 64;
+  if (k > small_class_lp && 2 * k > n) return false;
+  Eigen::MatrixXd t(k, in.types());
+  Eigen::VectorXd scale(k), count(k), c(k);
+  for (Eigen::Index a = 0; a < k; ++a) {
+    const auto& members = classes[static_cast<std::size_t>(a)];
+    t.row(a) = p.throughput.row(members.front());
+    scale[a] = p.scale[members.front()];
+    c[a] = coef[members.front()];
+    count[a] = static_cast<double>(members.size());
+  }
+  const class_solve cs =
+      solve_level_classes(t, scale, count, c, in.capacity, max_min && o.water_filling,
+                          o.water_filling_threshold, o.max_water_filling_levels);
+  if (!cs.ok) return false;
+  const Eigen::MatrixXd x = spread_class_rows(cs.rows, classes, p.scale, p.capacity, n);
+  policy_outcome result;
+  result.x = scatter_rows(x, rows, in.jobs());
+  result.objective = policy_objective(in, o, result.x);
+  // Level scale: max-min's objective is the level, makespan's its reciprocal.
+  const double achieved = max_min ? result.objective : 1.0 / result.objective;
+  if (!(std::isfinite(cs.bound) && achieved > 0.0 && cs.bound - achieved <= o.tolerance * cs.bound))
+    return false;
+  result.bound = max_min ? cs.bound : 1.0 / cs.bound;
+  result.status = solve_status::converged;
+  // Warm start for a later core solve: a GPU's dual y_w (level gained per GPU) in the units of
+  // the level probes' target-priority prices (sum of relative deficits per GPU), y_w n / L.
+  result.prices = cs.gpu_duals * (static_cast<double>(n) / cs.level);
+  result.levels = cs.levels;
+  result.classes = k;
+  result.simplex_runs = cs.runs;
+  out = std::move(result);
+  return true;
+}
+
 /// Max-min fairness, makespan and finish-time fairness: bisection on the level (and water
 /// filling for max-min).
 inline policy_outcome solve_level_policy(const instance& in, const policy_options& o, int threads,
@@ -293,6 +352,9 @@ inline policy_outcome solve_level_policy(const instance& in, const policy_option
   }
   level_problem p = make_level_problem(in, rows);
   const Eigen::VectorXd r = rows_of(in.remaining, rows);
+  if (o.policy != policy_kind::finish_time_fairness && o.class_lp_max_classes > 0 &&
+      solve_level_policy_by_classes(in, o, rows, p, r, out))
+    return out;
   if (o.policy == policy_kind::max_min_fairness) {
     // Normalised throughput s_i ET_i / (w_i P_i) >= L  <=>  ET_i >= L w_i P_i / s_i.
     Eigen::VectorXd c(static_cast<Eigen::Index>(rows.size()));
@@ -473,6 +535,42 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
     // Near an optimum of 0 a relative gap cannot close: also stop at tolerance * sum of weights
     // (an average relative throughput error of `tolerance`).
     s.absolute_gap = o.tolerance * d.weight.sum();
+    // Identical jobs (same rescaled row, scale factor, weight) form classes; the problem over
+    // classes (class a: weight n_a w_a, demand n_a s_a, one per-job row) has the same dual
+    // function g(p) = sum_a n_a max_x (w_a log(A_a x) - s_a p.x) + p.n and, by strict
+    // concavity of log in ET and symmetry, the optimum that gives every member the class row.
+    const auto classes =
+        o.class_lp_max_classes > 0 && k > 1
+            ? identical_row_classes(
+                  d.throughput, d.job_demand, d.weight,
+                  static_cast<std::size_t>(std::max<Eigen::Index>(o.class_lp_max_classes, k / 2)))
+            : std::vector<std::vector<Eigen::Index>>{};
+    if (!classes.empty() && static_cast<Eigen::Index>(classes.size()) < k) {
+      const auto kc = static_cast<Eigen::Index>(classes.size());
+      dense_problem<double> dc;
+      dc.throughput.resize(kc, in.types());
+      dc.capacity = d.capacity;
+      dc.job_demand.resize(kc);
+      dc.weight.resize(kc);
+      for (Eigen::Index a = 0; a < kc; ++a) {
+        const auto& members = classes[static_cast<std::size_t>(a)];
+        const auto size = static_cast<double>(members.size());
+        dc.throughput.row(a) = d.throughput.row(members.front());
+        dc.job_demand[a] = size * d.job_demand[members.front()];
+        dc.weight[a] = size * d.weight[members.front()];
+      }
+      r = popalloc::solve(dc, utility::log{}, s);
+      out.solves = 1;
+      out.classes = kc;
+      const Eigen::MatrixXd xc = allocation_matrix(r, kc, in.types());
+      const Eigen::MatrixXd x = spread_class_rows(xc, classes, d.job_demand, d.capacity, k);
+      out.x = scatter_rows(x, rows, in.jobs());
+      out.status = r.status;
+      out.bound = r.dual_bound + offset;
+      out.prices = r.prices;
+      out.objective = policy_objective(in, o, out.x);
+      return out;
+    }
     r = popalloc::solve(d, utility::log{}, s);
     out.solves = 1;
   }
@@ -540,6 +638,7 @@ inline void validate_options(const policy_options& o, const gpu_cluster& cluster
     throw invalid_options("tolerance must be in (0, 0.1)");
   if (o.pop_parts < 1) throw invalid_options("POP needs k >= 1 parts");
   if (o.threads < 0) throw invalid_options("threads must be >= 0");
+  if (o.class_lp_max_classes < 0) throw invalid_options("class_lp_max_classes must be >= 0");
   if (o.max_water_filling_levels < 1)
     throw invalid_options("max_water_filling_levels must be >= 1");
   if (!(o.water_filling_threshold > 0.0) || !(o.water_filling_threshold < 0.5))
@@ -624,8 +723,10 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
       if (rows.empty()) continue;
       for (std::size_t r = 0; r < rows.size(); ++r)
         result.x.row(static_cast<Eigen::Index>(rows[r])) = part.x.row(static_cast<Eigen::Index>(r));
-      result.status = detail::worse_status(result.status, part.status);
+      result.status = worse(result.status, part.status);
       result.solves += part.solves;
+      result.classes += part.classes;
+      result.simplex_runs += part.simplex_runs;
       result.levels = std::max(result.levels, part.levels);
       result.slo_floors_dropped = result.slo_floors_dropped || part.slo_floors_dropped;
       if (part.prices.size() != 0) result.prices = part.prices;
@@ -641,6 +742,8 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
                    ? solve_status::converged
                    : result.status;
   out.core_solves = result.solves;
+  out.classes = result.classes;
+  out.simplex_runs = result.simplex_runs;
   out.water_filling_levels = result.levels;
   out.prices = result.prices;
   out.slo_floors_dropped = result.slo_floors_dropped;

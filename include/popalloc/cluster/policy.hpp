@@ -116,6 +116,13 @@ struct policy_options {
   std::uint64_t fifo_seed = 0;  ///< agnostic FIFO picks a random feasible type
   /// Space sharing only (allocate_packed()): which pairs are offered.
   pairing_options pairing;
+  /// Max-min fairness (plain and water filling), min makespan and proportional fairness: when
+  /// the jobs form at most this many classes of identical jobs (same model throughputs, scale
+  /// factor and weight or remaining steps), the policy is solved exactly over the classes
+  /// (class_policies.hpp) instead of on the price-discovery core; 0: always the core. The
+  /// level policies also need at most 64 classes or two jobs per class on average (the dense
+  /// class LP grows like k^3, the core like n).
+  int class_lp_max_classes = 256;
 };
 
 /// \brief Time two jobs (rows of the input, first < second) share s GPUs of one type.
@@ -149,15 +156,21 @@ struct cluster_allocation {
   double bound = std::numeric_limits<double>::quiet_NaN();
   solve_status status = solve_status::not_solved;  ///< worst core-solver status seen
   int core_solves = 0;                             ///< popalloc::solve calls
-  int water_filling_levels = 0;                    ///< max-min with water filling: levels solved
+  /// Classes of identical jobs the exact class solve used (0: the core path on every job);
+  /// under POP the sum over parts.
+  std::int64_t classes = 0;
+  int simplex_runs = 0;          ///< dense-simplex runs of the class LP (max-min, makespan)
+  int water_filling_levels = 0;  ///< max-min with water filling: levels solved
   /// Max-throughput with SLO floors: jobs with a floor; whether the floors could not all be met
   /// and were dropped (in any POP part); the largest relative shortfall (floor - ET) / floor
   /// over those jobs (<= 0: every floor met; NaN: no floors).
   std::int64_t slo_jobs = 0;
   bool slo_floors_dropped = false;
   double slo_worst_shortfall = std::numeric_limits<double>::quiet_NaN();
-  double seconds = 0.0;    ///< wall time of allocate()
-  Eigen::VectorXd prices;  ///< last core-solver prices per GPU type (for warm starts)
+  double seconds = 0.0;  ///< wall time of allocate()
+  /// Last core-solver prices per GPU type (for warm starts); after a class-LP solve (classes >
+  /// 0, max-min or makespan) the LP's GPU duals in the same units.
+  Eigen::VectorXd prices;
   /// Space sharing (allocate_packed()): `fraction` holds the jobs' time alone and `pairs` the
   /// time shared; job i's time is its row sum plus its pairs' fractions, and
   /// effective_throughput includes the pairs. Empty for the unpacked policies.
