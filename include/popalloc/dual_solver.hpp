@@ -17,8 +17,9 @@
 ///   correction, Levenberg-Marquardt damping) in a box intersected with p >= 0
 ///   (detail/box_qp.hpp), followed by an Armijo backtracking search.
 /// - Every evaluation also yields the exact dual value g(p) (a valid upper bound) and a feasible
-///   allocation (the regularised best responses, scaled down on over-used resources): the
-///   reported gap is a certificate, not an estimate.
+///   allocation (the regularised best responses, scaled down on over-used resources, and
+///   topped up where capacity is left when that ends a solve whose bound is g(0)): the reported
+///   gap is a certificate, not an estimate.
 #pragma once
 
 #include <algorithm>
@@ -98,6 +99,10 @@ class price_discovery {
     start_level_ = level;
     start_exactly_ = exactly;
   }
+
+  /// A sample solve is there for its prices: top-ups would end it at prices far from the
+  /// smoothed minimiser, where the full solve then needs more evaluations.
+  void allow_topups(bool allowed) { topups_allowed_ = allowed; }
 
   void run(solve_result& result) {
     using k = method_constants;
@@ -344,10 +349,37 @@ class price_discovery {
       primal.utility = e.utility_exact;
       primal.utility_smooth = e.utility_smooth;
     }
+    bool topped_up = false;
+    // Jobs on the scaled resources may win their lost throughput back where capacity is left.
+    // Tried when the bound is g(0) (no price beats 0: only the allocation is left to find, and
+    // the smoothed responses over-use the resources the smoothing prices while others have
+    // room) and the unscaled allocation would meet the tolerance; kept only when the topped-up
+    // one does, which ends the solve. An attempt costs one pass when even top-ups that all fit
+    // could not meet it (jobs without time to spare), three otherwise; elsewhere a failed one
+    // would cost about an evaluation and a successful one rarely saves more. A solve that ends
+    // short of the tolerance keeps the scaled allocation, whose shortfall is spread over the jobs
+    // in proportion to their use of the scarce resources; a topped-up one puts it all on the jobs
+    // that could not be topped up.
+    if (topups_allowed_ && scaled && bound_is_trivial() && e.utility_exact > primal.utility &&
+        e.utility_exact > best_primal_ && meets_tolerance(e.utility_exact)) {
+      Eigen::VectorXd spare(m_);
+      for (Eigen::Index j = 0; j < m_; ++j)
+        spare[j] = factors[j] < 1.0
+                       ? 0.0
+                       : capacity_[j] * (1.0 - method_constants::capacity_margin) - e.usage[j];
+      if ((spare.array() > 0.0).any()) {
+        repaired_primal topped = engine_.repair_with_topups(
+            factors, spare, [this](double objective) { return meets_tolerance(objective); });
+        if (topped.finite && topped.utility > primal.utility && meets_tolerance(topped.utility)) {
+          primal = std::move(topped);
+          topped_up = true;
+        }
+      }
+    }
     if (primal.utility > best_primal_) {
       best_primal_ = primal.utility;
       best_usage_ = primal.usage;
-      engine_.keep_scratch(factors);
+      engine_.keep_scratch(factors, topped_up);
     }
     return e.excess_smooth + prices.dot(capacity_) - primal.utility_smooth;
   }
@@ -366,9 +398,14 @@ class price_discovery {
   }
   double relative_gap() const { return measured().relative; }
 
-  bool converged() const {
-    if (!std::isfinite(best_primal_) || !std::isfinite(bound())) return false;
-    return gap() <= options_.absolute_gap || relative_gap() <= options_.relative_gap;
+  bool converged() const { return meets_tolerance(best_primal_); }
+
+  /// Whether a feasible allocation with objective `primal` would end the solve.
+  bool meets_tolerance(double primal) const {
+    if (!std::isfinite(primal) || !std::isfinite(bound())) return false;
+    return bound() - primal <= options_.absolute_gap ||
+           measure_gap(bound(), primal, options_.gap, references_).relative <=
+               options_.relative_gap;
   }
 
   /// A dual bound below a feasible objective by more than rounding means the arithmetic lost
@@ -441,6 +478,7 @@ class price_discovery {
   double level_ = 0.0;
   double start_level_ = 0.0;  ///< first level of a warm start, when known (sample start)
   bool start_exactly_ = false;
+  bool topups_allowed_ = true;
   gap_references references_;
   double trivial_bound_ = std::numeric_limits<double>::infinity();
   double best_dual_ = std::numeric_limits<double>::infinity();
@@ -470,7 +508,16 @@ const Eigen::VectorXd& capacity_of(const bundle_problem<Scalar>& problem) {
 /// Numerical outcomes (limits, stalls, NaN) are reported in solve_result::status.
 template <class Backend = backend::cpu, class Problem, class Utility>
 solve_result solve(const Problem& problem, const Utility& utility,
-                   const solver_options& options = {}, const progress_callback& callback = {}) {
+                   const solver_options& options = {}, const progress_callback& callback = {});
+
+namespace detail {
+
+/// A sample start's solve is there for its prices; the full solve also for its allocation.
+enum class solve_role { full, sample };
+
+template <class Backend, class Problem, class Utility>
+solve_result solve_as(solve_role role, const Problem& problem, const Utility& utility,
+                      const solver_options& options, const progress_callback& callback) {
   static_assert(detail::check_utility<Utility>());
   const detail::stopwatch clock;
   options.validate();
@@ -488,8 +535,8 @@ solve_result solve(const Problem& problem, const Utility& utility,
     const std::int64_t stride = detail::sample_stride(problem, Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
       const auto sample = detail::sample_jobs(problem, stride);
-      const solve_result s =
-          solve<Backend>(sample, utility, detail::sample_options(options, stride));
+      const solve_result s = solve_as<Backend>(solve_role::sample, sample, utility,
+                                               detail::sample_options(options, stride), {});
       result.sample_iterations = s.iterations;
       result.timings.sample_seconds = clock.seconds();
       start_level = detail::start_from_sample<Utility>(s, sample.capacity, run_options);
@@ -500,6 +547,7 @@ solve_result solve(const Problem& problem, const Utility& utility,
     detail::price_discovery<decltype(engine)> method(engine, capacity, run_options, callback,
                                                      clock);
     method.start_at_level(start_level.level, start_level.exactly);
+    method.allow_topups(role == solve_role::full);
     method.run(result);
   } catch (const error&) {
     throw;
@@ -509,6 +557,14 @@ solve_result solve(const Problem& problem, const Utility& utility,
     throw backend_error(e.what());
   }
   return result;
+}
+
+}  // namespace detail
+
+template <class Backend, class Problem, class Utility>
+solve_result solve(const Problem& problem, const Utility& utility, const solver_options& options,
+                   const progress_callback& callback) {
+  return detail::solve_as<Backend>(detail::solve_role::full, problem, utility, options, callback);
 }
 
 }  // namespace popalloc

@@ -18,8 +18,9 @@ namespace popalloc {
 
 /// \brief The allocation in compressed rows: job i's nonzero fractions are entries
 /// job_offset[i] .. job_offset[i+1]-1 of `option` and `fraction`. An option is indexed within its
-/// job (for dense problems: the resource index). Jobs use at most two options except where the
-/// solver split a tie between equally good options.
+/// job (for dense problems: the resource index), in increasing order. Most jobs use one or two
+/// options; a job indifferent between several (a tie the smoothing splits, or time to spare
+/// once its target is met) may use more.
 struct allocation {
   std::vector<std::int64_t> job_offset{0};
   std::vector<std::int32_t> option;

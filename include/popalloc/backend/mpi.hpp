@@ -777,7 +777,14 @@ class fingerprint {
 /// the watchdog expires. After backend_error, end the program with MPI_Abort.
 template <class Problem, class Utility>
 solve_result solve(const backend::mpi& where, const Problem& problem, const Utility& utility,
-                   const solver_options& options = {}, const progress_callback& callback = {}) {
+                   const solver_options& options = {}, const progress_callback& callback = {});
+
+namespace detail {
+
+template <class Problem, class Utility>
+solve_result solve_as(solve_role role, const backend::mpi& where, const Problem& problem,
+                      const Utility& utility, const solver_options& options,
+                      const progress_callback& callback) {
   static_assert(detail::check_utility<Utility>());
   const detail::stopwatch clock;
   detail::mpi_session session(where);
@@ -859,7 +866,8 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
       const auto sample =
           detail::sample_jobs(problem, stride, session.offset(), session.total_jobs());
-      const solve_result s = solve(where, sample, utility, detail::sample_options(options, stride));
+      const solve_result s = solve_as(solve_role::sample, where, sample, utility,
+                                      detail::sample_options(options, stride), {});
       result.sample_iterations = s.iterations;
       result.timings.sample_seconds = clock.seconds();
       start_level = detail::start_from_sample<Utility>(s, sample.capacity, run_options);
@@ -884,6 +892,7 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
     engine_type engine(problem, utility, detail::mpi_executor(session, options.threads));
     detail::price_discovery<engine_type> method(engine, capacity, core, agreed, clock);
     method.start_at_level(start_level.level, start_level.exactly);
+    method.allow_topups(role == solve_role::full);
     method.run(result);
   } catch (const std::exception& e) {
     if (session.broken()) throw;  // the session's own error: the others know already
@@ -900,6 +909,14 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
       !session.stop_agreed())
     result.status = solve_status::time_limit;
   return result;
+}
+
+}  // namespace detail
+
+template <class Problem, class Utility>
+solve_result solve(const backend::mpi& where, const Problem& problem, const Utility& utility,
+                   const solver_options& options, const progress_callback& callback) {
+  return detail::solve_as(detail::solve_role::full, where, problem, utility, options, callback);
 }
 
 }  // namespace popalloc

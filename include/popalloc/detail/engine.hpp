@@ -237,35 +237,51 @@ class engine {
   /// Utility and usage of the scratch allocation scaled by `factors`.
   repaired_primal repair(const Eigen::VectorXd& factors) {
     exec_.upload(factors.data(), static_cast<std::size_t>(m_), factors_);
-    auto& s = state_[scratch_];
-    repair_pass<view_type, Utility> pass;
-    pass.view = storage_.view;
-    pass.utility = utility_;
-    pass.factors = Executor::data(factors_);
-    pass.prices = Executor::data(s.prices);
-    pass.kappa_scale = kappa_scale_for(s.level);
-    pass.level = s.level;
-    pass.state = pointers(s);
-    pass.m = m_;
-    sums_.resize(static_cast<std::size_t>(pass.width()));
-    exec_.reduce(n_, pass, sums_.data());
-    repaired_primal out;
-    out.usage = Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_);
-    out.utility = sums_[static_cast<std::size_t>(m_)];
-    out.utility_smooth = sums_[static_cast<std::size_t>(m_) + 1];
-    out.finite = sums_[static_cast<std::size_t>(m_) + 2] == 0.0;
-    return out;
+    return repair_uploaded(nullptr);
   }
 
-  /// Makes the scratch allocation the kept one (with its scale factors).
-  void keep_scratch(const Eigen::VectorXd& factors) {
+  /// repair(factors) with every job that the scaling took throughput from topped up on a
+  /// resource with `spare` capacity (> 0; choose_topup), each resource's top-ups scaled to fit
+  /// into its spare capacity. Three passes, or one when even top-ups that all fit (an upper
+  /// bound on the objective) do not give `acceptable(objective)`: then the result is not
+  /// finite. The fill ratios stay with the scratch allocation until the next call
+  /// (keep_scratch).
+  template <class Acceptable>
+  repaired_primal repair_with_topups(const Eigen::VectorXd& factors, const Eigen::VectorXd& spare,
+                                     const Acceptable& acceptable) {
+    exec_.upload(factors.data(), static_cast<std::size_t>(m_), factors_);
+    // Two rounds: every job first prefers its fastest spare resource; the second weighs each
+    // resource by the share of the first round's top-ups it could take, so that jobs move from
+    // a fast resource with little room to one with more.
+    Eigen::VectorXd preference = (spare.array() > 0.0).cast<double>().matrix();
+    double best_case = 0.0;
+    Eigen::VectorXd fill = topup_fill(preference, spare, best_case);
+    if (!acceptable(best_case)) {
+      repaired_primal out;
+      out.finite = false;
+      return out;
+    }
+    preference = fill;
+    fill = topup_fill(preference, spare, best_case);
+    scratch_fill_.resize(2 * m_);
+    scratch_fill_ << fill, preference;
+    exec_.upload(scratch_fill_.data(), static_cast<std::size_t>(2 * m_), fill_);
+    return repair_uploaded(Executor::data(fill_));
+  }
+
+  /// Makes the scratch allocation the kept one (with its scale factors, and the fill ratios of
+  /// its top-ups when `topped_up`).
+  void keep_scratch(const Eigen::VectorXd& factors, bool topped_up = false) {
     scratch_ = 1 - scratch_;
     kept_factors_ = factors;
+    kept_fill_ = topped_up ? scratch_fill_ : Eigen::VectorXd();
   }
 
   /// Writes the kept allocation into `result` (allocation and throughput); returns its objective.
   double export_kept(solve_result& result) {
     exec_.upload(kept_factors_.data(), static_cast<std::size_t>(m_), factors_);
+    const bool topped_up = kept_fill_.size() == 2 * m_;
+    if (topped_up) exec_.upload(kept_fill_.data(), static_cast<std::size_t>(2 * m_), fill_);
     auto& s = state_[1 - scratch_];
     const auto n = static_cast<std::size_t>(n_);
     typename Executor::template vector<std::int32_t> counts, options;
@@ -275,6 +291,8 @@ class engine {
     count.utility = utility_;
     count.view = storage_.view;
     count.factors = Executor::data(factors_);
+    count.fill = topped_up ? Executor::data(fill_) : nullptr;
+    count.preference = topped_up ? Executor::data(fill_) + m_ : nullptr;
     count.prices = Executor::data(s.prices);
     count.kappa_scale = kappa_scale_for(s.level);
     count.level = s.level;
@@ -354,6 +372,59 @@ class engine {
 
  private:
   using view_type = typename problem_storage<Executor, Problem>::view_type;
+
+  /// Fill ratios of the spare resources for top-ups chosen by `preference`: 1 where their usage
+  /// fits into `spare`, else spare / usage; 0 where nothing is spare.
+  /// `objective`: the objective with every top-up at fill ratio 1 (topup_demand_pass).
+  Eigen::VectorXd topup_fill(const Eigen::VectorXd& preference, const Eigen::VectorXd& spare,
+                             double& objective) {
+    exec_.upload(preference.data(), static_cast<std::size_t>(m_), fill_);
+    auto& s = state_[scratch_];
+    topup_demand_pass<view_type, Utility> demand;
+    demand.view = storage_.view;
+    demand.utility = utility_;
+    demand.factors = Executor::data(factors_);
+    demand.preference = Executor::data(fill_);
+    demand.prices = Executor::data(s.prices);
+    demand.kappa_scale = kappa_scale_for(s.level);
+    demand.level = s.level;
+    demand.state = pointers(s);
+    demand.m = m_;
+    sums_.resize(static_cast<std::size_t>(demand.width()));
+    exec_.reduce(n_, demand, sums_.data());
+    objective = sums_[static_cast<std::size_t>(m_)];
+    Eigen::VectorXd fill = Eigen::VectorXd::Zero(m_);
+    for (std::int32_t j = 0; j < m_; ++j) {
+      if (!(spare[j] > 0.0)) continue;
+      const double wanted = sums_[static_cast<std::size_t>(j)];
+      fill[j] = wanted > spare[j] ? spare[j] / wanted : 1.0;
+    }
+    return fill;
+  }
+
+  /// The scratch allocation scaled by the uploaded factors, topped up by `fill` (or not: null).
+  repaired_primal repair_uploaded(const double* fill) {
+    auto& s = state_[scratch_];
+    repair_pass<view_type, Utility> pass;
+    pass.view = storage_.view;
+    pass.utility = utility_;
+    pass.factors = Executor::data(factors_);
+    pass.fill = fill;
+    pass.preference = fill != nullptr ? fill + m_ : nullptr;
+    pass.prices = Executor::data(s.prices);
+    pass.kappa_scale = kappa_scale_for(s.level);
+    pass.level = s.level;
+    pass.state = pointers(s);
+    pass.m = m_;
+    sums_.resize(static_cast<std::size_t>(pass.width()));
+    exec_.reduce(n_, pass, sums_.data());
+    repaired_primal out;
+    out.usage = Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_);
+    out.utility = sums_[static_cast<std::size_t>(m_)];
+    out.utility_smooth = sums_[static_cast<std::size_t>(m_) + 1];
+    out.finite = sums_[static_cast<std::size_t>(m_) + 2] == 0.0;
+    return out;
+  }
 
   /// export_kept on host memory: each chunk of jobs computes its fractions once into a buffer of
   /// its own, then the buffers are copied into place (the device path computes them twice, to
@@ -479,7 +550,9 @@ class engine {
   allocation_state state_[2];
   int scratch_ = 0;
   Eigen::VectorXd kept_factors_;
-  typename Executor::template vector<double> kappa_scale_, factors_, slope_memory_;
+  /// Top-up fill ratios, then preferences, of the scratch and the kept allocation (empty: none).
+  Eigen::VectorXd scratch_fill_, kept_fill_;
+  typename Executor::template vector<double> kappa_scale_, factors_, fill_, slope_memory_;
   typename Executor::template vector<std::int32_t> slack_memory_;  ///< see evaluate_pass
   std::vector<double> sums_;
   double idle_utility_ = 0.0;

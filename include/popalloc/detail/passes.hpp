@@ -624,14 +624,137 @@ struct evaluate_pass {
   }
 };
 
+/// What scaling the over-used resources down takes from job i: its throughput before and after
+/// the scaling, and its scaled time on its options (with their count, for the rounding margin).
+struct scaled_job {
+  double throughput = 0.0, scaled_throughput = 0.0, scaled_time = 0.0, options = 0.0;
+};
+
+template <class View>
+POPALLOC_HD inline scaled_job scale_job(const View& view, std::int64_t i, const double* prices,
+                                        double kappa, const state_pointers& s,
+                                        const double* factors) {
+  scaled_job out;
+  visit_state_fractions(view, i, prices, kappa, s, [&](std::int32_t o, double x0) {
+    const double a = view.value(i, o);
+    const double x = x0 * option_factor(view, i, o, factors);
+    out.throughput += a * x0;
+    out.scaled_throughput += a * x;
+    out.scaled_time += x;
+    out.options += 1.0;
+  });
+  return out;
+}
+
+/// Extra time of a job on one option whose resources all have capacity to spare, after the
+/// scaling of the over-used ones.
+struct topup {
+  std::int32_t option = -1;  ///< -1: none
+  double time = 0.0;         ///< before the option's fill ratio (option_factor over `fill`)
+};
+
+/// The top-up of a job that the scaling took throughput from: the option with the largest
+/// throughput x preference (preference > 0 on every resource it uses: only resources with spare
+/// capacity have one), for the time that gives the lost throughput back, within the time the job
+/// has left. Utilities are nondecreasing, so a top-up never lowers the objective; with each
+/// resource's top-ups scaled by a fill ratio <= spare / their usage, the capacities hold.
+template <class View>
+POPALLOC_HD inline topup choose_topup(const View& view, std::int64_t i, const double* preference,
+                                      const scaled_job& job) {
+  topup out;
+  const double lost = job.throughput - job.scaled_throughput;
+  // The margin keeps the time's sum below 1 in any order it is added (normalizer_for).
+  const double free_time = 1.0 - job.scaled_time - 2.3e-16 * (job.options + 2.0);
+  if (!(lost > 0.0) || !(free_time > 0.0)) return out;
+  double best = 0.0, speed = 0.0;
+  const std::int32_t options = view.option_count(i);
+  for (std::int32_t o = 0; o < options; ++o) {
+    const double a = view.value(i, o);
+    const double score = a * option_factor(view, i, o, preference);
+    if (score > best) best = score, speed = a, out.option = o;
+  }
+  if (out.option >= 0) out.time = lost / speed < free_time ? lost / speed : free_time;
+  return out;
+}
+
+/// Calls visit(o, x) for every option of job i in increasing order with its fraction under the
+/// stored state scaled by `factors` (x may be 0), plus the job's top-up scaled by its fill ratio
+/// when `fill` is not null: the allocation that repair and export read.
+template <class View, class Visit>
+POPALLOC_HD inline void visit_repaired_fractions(const View& view, std::int64_t i,
+                                                 const double* prices, double kappa,
+                                                 const state_pointers& s, const double* factors,
+                                                 const double* fill, const double* preference,
+                                                 Visit&& visit) {
+  std::int32_t extra_option = -1;
+  double extra = 0.0;
+  if (fill != nullptr) {
+    const topup t =
+        choose_topup(view, i, preference, scale_job(view, i, prices, kappa, s, factors));
+    if (t.option >= 0) {
+      extra_option = t.option;
+      extra = t.time * option_factor(view, i, t.option, fill);
+    }
+  }
+  bool pending = extra > 0.0;
+  visit_state_fractions(view, i, prices, kappa, s, [&](std::int32_t o, double x0) {
+    if (pending && o > extra_option) {
+      visit(extra_option, extra);
+      pending = false;
+    }
+    double x = x0 * option_factor(view, i, o, factors);
+    if (pending && o == extra_option) {
+      x += extra;
+      pending = false;
+    }
+    visit(o, x);
+  });
+  if (pending) visit(extra_option, extra);
+}
+
+/// Usage of the top-ups (choose_topup) of the stored allocation scaled by `factors`: what the
+/// fill ratios have to fit into the spare capacity; then the objective with every top-up at fill
+/// ratio 1. With every preference 1 that is an upper bound on the objective of any top-ups: each
+/// job then takes its fastest spare option, the most throughput its free time can buy.
+/// Layout: usage[m], objective.
+template <class View, class Utility>
+struct topup_demand_pass {
+  View view;
+  Utility utility;
+  const double* factors = nullptr;
+  const double* preference = nullptr;
+  const double* prices = nullptr;       ///< prices of the stored evaluation
+  const double* kappa_scale = nullptr;  ///< per job, null when not smoothing
+  double level = 0.0;
+  state_pointers state;
+  std::int32_t m = 0;
+
+  POPALLOC_HD std::int32_t width() const { return m + 1; }
+
+  POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
+    const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
+    const scaled_job job = scale_job(view, i, prices, kappa, state, factors);
+    const topup t = choose_topup(view, i, preference, job);
+    double throughput = job.scaled_throughput;
+    if (t.option >= 0) {
+      add_usage(view, i, t.option, t.time, partial);
+      throughput += t.time * view.value(i, t.option);
+    }
+    partial[m] += utility.value(throughput, view.parameters(i));
+  }
+};
+
 /// Utility and usage of a stored allocation after scaling each resource by `factors` (a job on
-/// an over-used resource gives up the same fraction of its time there).
+/// an over-used resource gives up the same fraction of its time there), with the top-ups when
+/// `fill` is not null.
 /// Layout: usage[m], utility, smoothed utility, non_finite.
 template <class View, class Utility>
 struct repair_pass {
   View view;
   Utility utility;
   const double* factors = nullptr;
+  const double* fill = nullptr;         ///< fill ratio per resource, or null: no top-ups
+  const double* preference = nullptr;   ///< choose_topup's, with `fill`
   const double* prices = nullptr;       ///< prices of the stored evaluation
   const double* kappa_scale = nullptr;  ///< per job, null when not smoothing
   double level = 0.0;
@@ -643,12 +766,12 @@ struct repair_pass {
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
     double tau = 0.0, norm2 = 0.0;
-    visit_state_fractions(view, i, prices, kappa, state, [&](std::int32_t o, double x0) {
-      const double x = x0 * option_factor(view, i, o, factors);
-      tau += x * view.value(i, o);
-      norm2 += x * x;
-      add_usage(view, i, o, x, partial);
-    });
+    visit_repaired_fractions(view, i, prices, kappa, state, factors, fill, preference,
+                             [&](std::int32_t o, double x) {
+                               tau += x * view.value(i, o);
+                               norm2 += x * x;
+                               add_usage(view, i, o, x, partial);
+                             });
     const double u = utility.value(tau, view.parameters(i));
     partial[m] += u;
     partial[m + 1] += u - 0.5 * kappa * norm2;
@@ -664,19 +787,21 @@ template <class View>
 struct export_pass_base {
   View view;
   const double* factors = nullptr;
+  const double* fill = nullptr;  ///< see repair_pass
+  const double* preference = nullptr;
   const double* prices = nullptr;
   const double* kappa_scale = nullptr;
   double level = 0.0;
   state_pointers state;
 
-  /// Calls emit(o, x) for every option of job i with a positive scaled fraction x.
+  /// Calls emit(o, x) for every option of job i with a positive repaired fraction x.
   template <class Emit>
   POPALLOC_HD void fractions(std::int64_t i, Emit&& emit) const {
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
-    visit_state_fractions(view, i, prices, kappa, state, [&](std::int32_t o, double x0) {
-      const double x = x0 * option_factor(view, i, o, factors);
-      if (x > 0.0) emit(o, x);
-    });
+    visit_repaired_fractions(view, i, prices, kappa, state, factors, fill, preference,
+                             [&](std::int32_t o, double x) {
+                               if (x > 0.0) emit(o, x);
+                             });
   }
 };
 
