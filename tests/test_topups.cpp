@@ -84,8 +84,11 @@ TEST_CASE("[topups] hand-solved: the scaled resource's loss moves to the spare o
   const auto scaled = engine.repair(factors);
   CHECK(scaled.utility == doctest::Approx(-0.4).epsilon(1e-9));
   // Nothing can do better than meeting every target: asking for more skips the last passes.
-  CHECK_FALSE(engine.repair_with_topups(factors, spare, [](double u) { return u > 0.0; }).finite);
-  const auto topped = engine.repair_with_topups(factors, spare, [](double u) { return u >= 0.0; });
+  CHECK_FALSE(
+      engine.repair_with_topups(factors, spare, [](double objective) { return objective > 0.0; })
+          .finite);
+  const auto topped =
+      engine.repair_with_topups(factors, spare, [](double objective) { return objective >= 0.0; });
   CHECK(topped.finite);
   CHECK(std::abs(topped.utility) < 1e-12);
   CHECK(topped.usage[0] == doctest::Approx(0.1).epsilon(1e-9));
