@@ -547,7 +547,7 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
     detail::price_discovery<decltype(engine)> method(engine, capacity, run_options, callback,
                                                      clock);
     method.start_at_level(start_level.level, start_level.exactly);
-    method.allow_topups(role == solve_role::full);
+    method.allow_topups(role == solve_role::full && options.topups);
     method.run(result);
   } catch (const error&) {
     throw;

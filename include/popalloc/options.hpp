@@ -68,6 +68,13 @@ struct solver_options {
   /// and 128 per resource for strictly concave utilities) instead of the equal-share estimate.
   /// Only the starting point changes (docs/method.md "Sample start").
   bool sample_start = true;
+  /// Where the bound is g(0), let the repair top up jobs the scaling of over-used resources
+  /// took throughput from, on resources with capacity left, when that ends the solve
+  /// (docs/method.md "Certificate"). The objective then meets the tolerance, but the remaining
+  /// shortfall rests on the jobs that could not be topped up instead of being spread over the
+  /// jobs in proportion to their use of the scarce resources: callers that read each job's share
+  /// (a feasibility probe judged by its worst job) turn this off.
+  bool topups = true;
 
   /// \brief Throws invalid_options when a field is out of range.
   void validate() const {

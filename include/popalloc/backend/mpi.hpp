@@ -840,6 +840,7 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
     print.add(options.time_limit_seconds);
     print.add(options.warm_start_prices);
     print.add(static_cast<int>(options.sample_start));
+    print.add(static_cast<int>(options.topups));
     print.add(where.block_jobs);
     print.add(static_cast<int>(where.sums));
     const std::vector<std::int64_t> prints = session.all_gather(print.value());
@@ -892,7 +893,7 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
     engine_type engine(problem, utility, detail::mpi_executor(session, options.threads));
     detail::price_discovery<engine_type> method(engine, capacity, core, agreed, clock);
     method.start_at_level(start_level.level, start_level.exactly);
-    method.allow_topups(role == solve_role::full);
+    method.allow_topups(role == solve_role::full && options.topups);
     method.run(result);
   } catch (const std::exception& e) {
     if (session.broken()) throw;  // the session's own error: the others know already

@@ -170,6 +170,7 @@ inline level_probe probe_level(const level_problem& p, double level, double abso
     solver_options o = base;
     o.relative_gap = 0.0;
     o.absolute_gap = absolute_gap;
+    o.topups = false;  // the probe is judged by its worst job's level (achieved_level)
     if (warm_prices.size() == m) o.warm_start_prices = warm_prices;
     // Rounding in a sum of k terms: a bound this close to 0 proves nothing.
     const double proof = 1e-13 * static_cast<double>(k);
