@@ -237,40 +237,61 @@ class engine {
   /// Utility and usage of the scratch allocation scaled by `factors`.
   repaired_primal repair(const Eigen::VectorXd& factors) {
     exec_.upload(factors.data(), static_cast<std::size_t>(m_), factors_);
-    return repair_uploaded(nullptr);
+    return repair_uploaded({}, -1);
   }
 
-  /// repair(factors) with every job that the scaling took throughput from topped up on a
-  /// resource with `spare` capacity (> 0; choose_topup), each resource's top-ups scaled to fit
-  /// into its spare capacity. Three passes, or one when even top-ups that all fit (an upper
-  /// bound on the objective) do not give `acceptable(objective)`: then the result is not
-  /// finite. The fill ratios stay with the scratch allocation until the next call
-  /// (keep_scratch).
+  /// repair(factors) with every job that the scaling took throughput from topped up on
+  /// resources with `spare` capacity (> 0; choose_topup, topup_tiers), each resource's top-ups
+  /// scaled to fit into the capacity it has to spare. Up to four passes, each the repair with
+  /// the last round's top-ups at fill ratio 1, which is the answer when they fit; when they do
+  /// not, the next round re-chooses them:
+  ///   1. every job tops up on its fastest spare resource (the objective of this pass is an
+  ///      upper bound on any top-ups': below `acceptable` the result is not finite);
+  ///   2. each resource weighed by the share of the first round's top-ups it could take, so that
+  ///      the jobs with a good alternative move from a fast resource with little room;
+  ///   3. the part of the second round's top-ups that does not fit goes to each job's fastest
+  ///      resource among those where they fit with room left (second tier);
+  ///   4. the second tier at its fill ratios (when the third pass still meets `acceptable`).
+  /// The tiers stay with the scratch allocation until the next call (keep_scratch).
   template <class Acceptable>
   repaired_primal repair_with_topups(const Eigen::VectorXd& factors, const Eigen::VectorXd& spare,
                                      const Acceptable& acceptable) {
     exec_.upload(factors.data(), static_cast<std::size_t>(m_), factors_);
-    // Two rounds: every job first prefers its fastest spare resource; the second weighs each
-    // resource by the share of the first round's top-ups it could take, so that jobs move from
-    // a fast resource with little room to one with more.
-    Eigen::VectorXd preference = (spare.array() > 0.0).cast<double>().matrix();
-    double best_case = 0.0;
-    Eigen::VectorXd fill = topup_fill(preference, spare, best_case);
-    if (!acceptable(best_case)) {
-      repaired_primal out;
-      out.finite = false;
-      return out;
-    }
-    preference = fill;
-    fill = topup_fill(preference, spare, best_case);
-    scratch_fill_.resize(2 * m_);
-    scratch_fill_ << fill, preference;
-    exec_.upload(scratch_fill_.data(), static_cast<std::size_t>(2 * m_), fill_);
-    return repair_uploaded(Executor::data(fill_));
+    topup_passes_ = 0;
+    const Eigen::VectorXd ones = Eigen::VectorXd::Ones(m_), zeros = Eigen::VectorXd::Zero(m_);
+    auto fits = [](const Eigen::VectorXd& usage, const Eigen::VectorXd& room) {
+      return (usage.array() <= room.array()).all();
+    };
+    Eigen::VectorXd usage;
+    // 1.
+    tier_table tiers{ones, (spare.array() > 0.0).cast<double>().matrix(), zeros, zeros};
+    repaired_primal round = topup_pass(tiers, 0, usage);
+    if (!acceptable(round.utility)) return not_acceptable(round);
+    if (fits(usage, spare)) return remembered(tiers, round);
+    // 2.
+    tiers.first_preference = fit(usage, spare);
+    round = topup_pass(tiers, 0, usage);
+    if (fits(usage, spare)) return remembered(tiers, round);
+    tiers.first_fill = fit(usage, spare);
+    // 3.
+    const Eigen::VectorXd left = (spare - usage).cwiseMax(0.0);
+    tiers.second_preference =
+        ((usage.array() <= spare.array()) && (left.array() > 0.0)).cast<double>().matrix();
+    tiers.second_fill = ones;
+    round = topup_pass(tiers, 1, usage);
+    if (!acceptable(round.utility)) return not_acceptable(round);
+    if (fits(usage, left)) return remembered(tiers, round);
+    // 4.
+    tiers.second_fill = fit(usage, left);
+    ++topup_passes_;
+    return repair_uploaded(upload_tiers(tiers), -1);
   }
 
-  /// Makes the scratch allocation the kept one (with its scale factors, and the fill ratios of
-  /// its top-ups when `topped_up`).
+  /// Passes over the jobs the last repair_with_topups made (1-4).
+  int topup_passes() const { return topup_passes_; }
+
+  /// Makes the scratch allocation the kept one (with its scale factors, and its top-up tiers
+  /// when `topped_up`).
   void keep_scratch(const Eigen::VectorXd& factors, bool topped_up = false) {
     scratch_ = 1 - scratch_;
     kept_factors_ = factors;
@@ -280,8 +301,8 @@ class engine {
   /// Writes the kept allocation into `result` (allocation and throughput); returns its objective.
   double export_kept(solve_result& result) {
     exec_.upload(kept_factors_.data(), static_cast<std::size_t>(m_), factors_);
-    const bool topped_up = kept_fill_.size() == 2 * m_;
-    if (topped_up) exec_.upload(kept_fill_.data(), static_cast<std::size_t>(2 * m_), fill_);
+    const bool topped_up = kept_fill_.size() == 4 * m_;
+    if (topped_up) exec_.upload(kept_fill_.data(), static_cast<std::size_t>(4 * m_), fill_);
     auto& s = state_[1 - scratch_];
     const auto n = static_cast<std::size_t>(n_);
     typename Executor::template vector<std::int32_t> counts, options;
@@ -291,8 +312,7 @@ class engine {
     count.utility = utility_;
     count.view = storage_.view;
     count.factors = Executor::data(factors_);
-    count.fill = topped_up ? Executor::data(fill_) : nullptr;
-    count.preference = topped_up ? Executor::data(fill_) + m_ : nullptr;
+    if (topped_up) count.topups = {Executor::data(fill_), m_};
     count.prices = Executor::data(s.prices);
     count.kappa_scale = kappa_scale_for(s.level);
     count.level = s.level;
@@ -373,49 +393,69 @@ class engine {
  private:
   using view_type = typename problem_storage<Executor, Problem>::view_type;
 
-  /// Fill ratios of the spare resources for top-ups chosen by `preference`: 1 where their usage
-  /// fits into `spare`, else spare / usage; 0 where nothing is spare.
-  /// `objective`: the objective with every top-up at fill ratio 1 (topup_demand_pass).
-  Eigen::VectorXd topup_fill(const Eigen::VectorXd& preference, const Eigen::VectorXd& spare,
-                             double& objective) {
-    exec_.upload(preference.data(), static_cast<std::size_t>(m_), fill_);
-    auto& s = state_[scratch_];
-    topup_demand_pass<view_type, Utility> demand;
-    demand.view = storage_.view;
-    demand.utility = utility_;
-    demand.factors = Executor::data(factors_);
-    demand.preference = Executor::data(fill_);
-    demand.prices = Executor::data(s.prices);
-    demand.kappa_scale = kappa_scale_for(s.level);
-    demand.level = s.level;
-    demand.state = pointers(s);
-    demand.m = m_;
-    sums_.resize(static_cast<std::size_t>(demand.width()));
-    exec_.reduce(n_, demand, sums_.data());
-    objective = sums_[static_cast<std::size_t>(m_)];
-    Eigen::VectorXd fill = Eigen::VectorXd::Zero(m_);
-    for (std::int32_t j = 0; j < m_; ++j) {
-      if (!(spare[j] > 0.0)) continue;
-      const double wanted = sums_[static_cast<std::size_t>(j)];
-      fill[j] = wanted > spare[j] ? spare[j] / wanted : 1.0;
-    }
+  /// Fill ratio, preference, fill ratio and preference of the two tiers (topup_tiers).
+  struct tier_table {
+    Eigen::VectorXd first_fill, first_preference, second_fill, second_preference;
+  };
+
+  /// `tiers` become the scratch allocation's top-ups (keep_scratch).
+  void remember_tiers(const tier_table& tiers) {
+    scratch_fill_.resize(4 * m_);
+    scratch_fill_ << tiers.first_fill, tiers.first_preference, tiers.second_fill,
+        tiers.second_preference;
+  }
+
+  /// remember_tiers, and the table in the backend's memory.
+  topup_tiers upload_tiers(const tier_table& tiers) {
+    remember_tiers(tiers);
+    exec_.upload(scratch_fill_.data(), static_cast<std::size_t>(4 * m_), fill_);
+    return {Executor::data(fill_), m_};
+  }
+
+  /// The repair under `tiers`, with the usage of tier `tracked`'s top-ups (repair_pass).
+  repaired_primal topup_pass(const tier_table& tiers, int tracked, Eigen::VectorXd& tier_usage) {
+    ++topup_passes_;
+    repaired_primal out = repair_uploaded(upload_tiers(tiers), tracked);
+    tier_usage = Eigen::Map<const Eigen::VectorXd>(sums_.data() + m_ + 3, m_);
+    return out;
+  }
+
+  /// `round`, the repair under `tiers`, whose top-ups all fit.
+  repaired_primal remembered(const tier_table& tiers, repaired_primal& round) {
+    remember_tiers(tiers);
+    return std::move(round);
+  }
+
+  /// A top-up round whose objective at fill ratio 1 misses the tolerance: no result.
+  static repaired_primal not_acceptable(repaired_primal& round) {
+    round.finite = false;
+    return std::move(round);
+  }
+
+  /// Fill ratios that fit top-ups of `usage` into `room`: 1 where they fit, else room / usage;
+  /// 0 where there is no room.
+  static Eigen::VectorXd fit(const Eigen::VectorXd& usage, const Eigen::VectorXd& room) {
+    Eigen::VectorXd fill = Eigen::VectorXd::Zero(room.size());
+    for (Eigen::Index j = 0; j < room.size(); ++j)
+      if (room[j] > 0.0) fill[j] = usage[j] > room[j] ? room[j] / usage[j] : 1.0;
     return fill;
   }
 
-  /// The scratch allocation scaled by the uploaded factors, topped up by `fill` (or not: null).
-  repaired_primal repair_uploaded(const double* fill) {
+  /// The scratch allocation scaled by the uploaded factors, topped up by `topups` (or not: no
+  /// table); tier `tracked_tier`'s top-up usage follows in sums_ when >= 0 (repair_pass).
+  repaired_primal repair_uploaded(const topup_tiers& topups, int tracked_tier) {
     auto& s = state_[scratch_];
     repair_pass<view_type, Utility> pass;
     pass.view = storage_.view;
     pass.utility = utility_;
     pass.factors = Executor::data(factors_);
-    pass.fill = fill;
-    pass.preference = fill != nullptr ? fill + m_ : nullptr;
+    pass.topups = topups;
     pass.prices = Executor::data(s.prices);
     pass.kappa_scale = kappa_scale_for(s.level);
     pass.level = s.level;
     pass.state = pointers(s);
     pass.m = m_;
+    pass.tracked_tier = tracked_tier;
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
     repaired_primal out;
@@ -437,8 +477,10 @@ class engine {
         chunk_count(n, 1, host_executor::max_chunks, host_executor::min_chunk_jobs);
     const std::int64_t per_chunk = (n + chunks - 1) / chunks;
     const auto chunk_count_size = static_cast<std::size_t>(chunks);
-    std::vector<std::vector<std::int32_t>> chunk_options(chunk_count_size);
-    std::vector<std::vector<double>> chunk_fractions(chunk_count_size);
+    // Uninitialised: a chunk's buffers are sized for its largest possible rows, and only the
+    // entries written touch memory.
+    std::vector<host_executor::vector<std::int32_t>> chunk_options(chunk_count_size);
+    std::vector<host_executor::vector<double>> chunk_fractions(chunk_count_size);
     std::vector<double> chunk_objective(chunk_count_size, 0.0);
     auto& a = result.allocation;
     a.job_offset.resize(static_cast<std::size_t>(n) + 1);
@@ -453,31 +495,31 @@ class engine {
       // The chunk's rows grow in vectors local to the thread and move into place at the end:
       // growing chunk_options[c] in place made neighbouring chunks' threads write one cache line
       // (the vectors' headers) for every job, which left the export no faster on 2 threads.
-      std::vector<std::int32_t> options;
-      std::vector<double> fractions;
+      host_executor::vector<std::int32_t> options;
+      host_executor::vector<double> fractions;
       const std::int64_t begin = c * per_chunk, end = std::min(n, begin + per_chunk);
       double objective = 0.0;
       try {
-        options.reserve(static_cast<std::size_t>(2 * (end - begin)));
-        fractions.reserve(static_cast<std::size_t>(2 * (end - begin)));
-        std::vector<std::int32_t> row_options(static_cast<std::size_t>(m_));
-        std::vector<double> row_fractions(static_cast<std::size_t>(m_));
+        // A job's row has at most one entry per option: sized once, the rows are written in
+        // place (growing the buffers copied every entry about twice where jobs use many options).
+        std::int64_t most = 0;
+        for (std::int64_t i = begin; i < end; ++i) most += pass.view.option_count(i);
+        options.resize(static_cast<std::size_t>(most));
+        fractions.resize(static_cast<std::size_t>(most));
+        std::size_t used = 0;
         for (std::int64_t i = begin; i < end; ++i) {
-          if (static_cast<std::size_t>(pass.view.option_count(i)) > row_options.size()) {
-            row_options.resize(static_cast<std::size_t>(pass.view.option_count(i)));
-            row_fractions.resize(row_options.size());
-          }
-          row_buffer row{row_options.data(), row_fractions.data(), 0};
+          row_buffer row{options.data() + used, fractions.data() + used, 0};
           pass.fractions(i, row);
           double tau = 0.0;
           for (std::int32_t k = 0; k < row.count; ++k)
             tau += row.fraction[k] * pass.view.value(i, row.option[k]);
-          options.insert(options.end(), row.option, row.option + row.count);
-          fractions.insert(fractions.end(), row.fraction, row.fraction + row.count);
+          used += static_cast<std::size_t>(row.count);
           row_end[i] = row.count;
           throughput[i] = tau;
           objective += pass.utility.value(tau, pass.view.parameters(i));
         }
+        options.resize(used);
+        fractions.resize(used);
         chunk_options[static_cast<std::size_t>(c)] = std::move(options);
         chunk_fractions[static_cast<std::size_t>(c)] = std::move(fractions);
       } catch (const std::bad_alloc&) {
@@ -550,8 +592,9 @@ class engine {
   allocation_state state_[2];
   int scratch_ = 0;
   Eigen::VectorXd kept_factors_;
-  /// Top-up fill ratios, then preferences, of the scratch and the kept allocation (empty: none).
+  /// Top-up tiers (topup_tiers) of the scratch and the kept allocation (empty: none).
   Eigen::VectorXd scratch_fill_, kept_fill_;
+  int topup_passes_ = 0;
   typename Executor::template vector<double> kappa_scale_, factors_, fill_, slope_memory_;
   typename Executor::template vector<std::int32_t> slack_memory_;  ///< see evaluate_pass
   std::vector<double> sums_;

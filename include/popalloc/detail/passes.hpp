@@ -628,6 +628,11 @@ struct evaluate_pass {
 /// the scaling, and its scaled time on its options (with their count, for the rounding margin).
 struct scaled_job {
   double throughput = 0.0, scaled_throughput = 0.0, scaled_time = 0.0, options = 0.0;
+  /// The scaled fraction of each option, for choose_topup's swaps; only when the job has at most
+  /// local_options::capacity options (`recorded`; then the job's options are all set), else the
+  /// job tops up without swapping.
+  bool recorded = false;
+  double scaled[local_options::capacity];
 };
 
 template <class View>
@@ -635,6 +640,10 @@ POPALLOC_HD inline scaled_job scale_job(const View& view, std::int64_t i, const 
                                         double kappa, const state_pointers& s,
                                         const double* factors) {
   scaled_job out;
+  const std::int32_t options = view.option_count(i);
+  out.recorded = options <= local_options::capacity;
+  if (out.recorded)
+    for (std::int32_t o = 0; o < options; ++o) out.scaled[o] = 0.0;
   visit_state_fractions(view, i, prices, kappa, s, [&](std::int32_t o, double x0) {
     const double a = view.value(i, o);
     const double x = x0 * option_factor(view, i, o, factors);
@@ -642,29 +651,45 @@ POPALLOC_HD inline scaled_job scale_job(const View& view, std::int64_t i, const 
     out.scaled_throughput += a * x;
     out.scaled_time += x;
     out.options += 1.0;
+    if (out.recorded) out.scaled[o] = x;
   });
   return out;
 }
 
 /// Extra time of a job on one option whose resources all have capacity to spare, after the
-/// scaling of the over-used ones.
+/// scaling of the over-used ones; when its free time cannot buy back what it lost there, part of
+/// its time on slower options moves to that option too (a swap).
 struct topup {
   std::int32_t option = -1;  ///< -1: none
-  double time = 0.0;         ///< before the option's fill ratio (option_factor over `fill`)
+  double time = 0.0;         ///< added to `option`, before the option's fill ratio
+  /// Share of its time on options slower than `option` that the job moves there (0: no swap),
+  /// before the fill ratio: with fill ratio f those options keep 1 - f cut of their time.
+  double cut = 0.0;
+  double gain = 0.0;  ///< the job's throughput gain, before the fill ratio
 };
+
+/// Whether option o of job i is one that a swap to `t.option` takes time from.
+template <class View>
+POPALLOC_HD inline bool swapped_from(const View& view, std::int64_t i, std::int32_t o,
+                                     const topup& t) {
+  return t.cut > 0.0 && o != t.option && view.value(i, o) < view.value(i, t.option);
+}
 
 /// The top-up of a job that the scaling took throughput from: the option with the largest
 /// throughput x preference (preference > 0 on every resource it uses: only resources with spare
 /// capacity have one), for the time that gives the lost throughput back, within the time the job
-/// has left. Utilities are nondecreasing, so a top-up never lowers the objective; with each
+/// has left; what that time cannot buy back, the job buys by moving time from its slower options
+/// (each by the same share). Utilities are nondecreasing and every part of a top-up, scaled by
+/// its option's fill ratio, gains throughput, so a top-up never lowers the objective; with each
 /// resource's top-ups scaled by a fill ratio <= spare / their usage, the capacities hold.
 template <class View>
 POPALLOC_HD inline topup choose_topup(const View& view, std::int64_t i, const double* preference,
                                       const scaled_job& job) {
   topup out;
   const double lost = job.throughput - job.scaled_throughput;
-  // The margin keeps the time's sum below 1 in any order it is added (normalizer_for).
-  const double free_time = 1.0 - job.scaled_time - 2.3e-16 * (job.options + 2.0);
+  // The margin keeps the time's sum below 1 in any order it is added (normalizer_for), with the
+  // rounding of a swap's cut products.
+  const double free_time = 1.0 - job.scaled_time - 2.3e-16 * (2.0 * job.options + 4.0);
   if (!(lost > 0.0) || !(free_time > 0.0)) return out;
   double best = 0.0, speed = 0.0;
   const std::int32_t options = view.option_count(i);
@@ -673,105 +698,143 @@ POPALLOC_HD inline topup choose_topup(const View& view, std::int64_t i, const do
     const double score = a * option_factor(view, i, o, preference);
     if (score > best) best = score, speed = a, out.option = o;
   }
-  if (out.option >= 0) out.time = lost / speed < free_time ? lost / speed : free_time;
+  if (out.option < 0) return out;
+  out.time = lost / speed < free_time ? lost / speed : free_time;
+  out.gain = speed * out.time;
+  const double short_of = lost - out.gain;
+  if (!(short_of > 0.0) || !job.recorded) return out;
+  double slow_time = 0.0, slow_throughput = 0.0;
+  for (std::int32_t o = 0; o < options; ++o) {
+    const double a = view.value(i, o);
+    if (o != out.option && a < speed)
+      slow_time += job.scaled[o], slow_throughput += a * job.scaled[o];
+  }
+  const double gain_per_cut = speed * slow_time - slow_throughput;
+  if (!(gain_per_cut > 0.0)) return out;
+  out.cut = short_of < gain_per_cut ? short_of / gain_per_cut : 1.0;
+  out.time += out.cut * slow_time;
+  out.gain += out.cut * gain_per_cut;
   return out;
 }
 
+/// The top-ups of a repair as one array of 4m entries: the first tier's fill ratio and preference
+/// of each resource, then the second tier's. A job takes its first-tier top-up (choose_topup by
+/// the first preferences) at the fill ratio of its option, f1, and what that leaves, 1 - f1, on
+/// its second-tier option (by the second preferences: resources where the first tier's top-ups
+/// fit and room is left) at that option's fill ratio. Each top-up alone is an allocation that
+/// restores the job (within its time), so the job ends at a convex combination of its scaled
+/// allocation and its two topped-up ones: time within 1, fractions >= 0. The second tier only
+/// for jobs with at most local_options::capacity options (scaled_job::recorded).
+struct topup_tiers {
+  const double* table = nullptr;  ///< 4m entries, or null: no top-ups
+  std::int32_t m = 0;
+  POPALLOC_HD const double* fill(int tier) const { return table + 2 * tier * m; }
+  POPALLOC_HD const double* preference(int tier) const { return table + (2 * tier + 1) * m; }
+};
+
+/// A job's top-ups under topup_tiers: each tier's option (-1: none), its time before the fill
+/// ratio, and its weight (the share of its top-up the job takes, fill ratio included).
+struct job_topups {
+  topup tier[2];
+  double weight[2] = {0.0, 0.0};
+};
+
 /// Calls visit(o, x) for every option of job i in increasing order with its fraction under the
-/// stored state scaled by `factors` (x may be 0), plus the job's top-up scaled by its fill ratio
-/// when `fill` is not null: the allocation that repair and export read.
+/// stored state scaled by `factors` (x may be 0), plus the job's top-ups when `topups` has a
+/// table: the allocation that repair and export read. Returns the top-ups.
 template <class View, class Visit>
-POPALLOC_HD inline void visit_repaired_fractions(const View& view, std::int64_t i,
-                                                 const double* prices, double kappa,
-                                                 const state_pointers& s, const double* factors,
-                                                 const double* fill, const double* preference,
-                                                 Visit&& visit) {
-  std::int32_t extra_option = -1;
-  double extra = 0.0;
-  if (fill != nullptr) {
-    const topup t =
-        choose_topup(view, i, preference, scale_job(view, i, prices, kappa, s, factors));
-    if (t.option >= 0) {
-      extra_option = t.option;
-      extra = t.time * option_factor(view, i, t.option, fill);
-    }
+POPALLOC_HD inline job_topups visit_repaired_fractions(const View& view, std::int64_t i,
+                                                       const double* prices, double kappa,
+                                                       const state_pointers& s,
+                                                       const double* factors,
+                                                       const topup_tiers& topups, Visit&& visit) {
+  job_topups out;
+  if (topups.table == nullptr) {
+    visit_state_fractions(view, i, prices, kappa, s, [&](std::int32_t o, double x0) {
+      visit(o, x0 * option_factor(view, i, o, factors));
+    });
+    return out;
   }
-  bool pending = extra > 0.0;
+  const scaled_job job = scale_job(view, i, prices, kappa, s, factors);
+  out.tier[0] = choose_topup(view, i, topups.preference(0), job);
+  const topup& first = out.tier[0];
+  if (first.option >= 0) out.weight[0] = option_factor(view, i, first.option, topups.fill(0));
+  if (first.option >= 0 && out.weight[0] < 1.0 && job.recorded) {
+    out.tier[1] = choose_topup(view, i, topups.preference(1), job);
+    if (out.tier[1].option >= 0)
+      out.weight[1] =
+          (1.0 - out.weight[0]) * option_factor(view, i, out.tier[1].option, topups.fill(1));
+  }
+  // What the swaps leave of option o's time, plus the time the top-ups add there.
+  auto topped = [&](std::int32_t o, double x) {
+    double kept = 1.0, added = 0.0;
+    for (int k = 0; k < 2; ++k) {
+      if (!(out.weight[k] > 0.0)) continue;
+      if (swapped_from(view, i, o, out.tier[k])) kept -= out.weight[k] * out.tier[k].cut;
+      if (o == out.tier[k].option) added += out.weight[k] * out.tier[k].time;
+    }
+    return x * kept + added;
+  };
+  auto receives = [&](std::int32_t o) {
+    return (o == out.tier[0].option && out.weight[0] > 0.0) ||
+           (o == out.tier[1].option && out.weight[1] > 0.0);
+  };
+  if (job.recorded) {  // the scaled fractions are at hand: no second pass over the state
+    const std::int32_t options = view.option_count(i);
+    for (std::int32_t o = 0; o < options; ++o)
+      if (job.scaled[o] > 0.0 || receives(o)) visit(o, topped(o, job.scaled[o]));
+    return out;
+  }
+  // One tier only here: the first tier's option gets its time in order.
+  const std::int32_t extra_option = out.weight[0] > 0.0 ? first.option : -1;
+  bool pending = extra_option >= 0;
   visit_state_fractions(view, i, prices, kappa, s, [&](std::int32_t o, double x0) {
     if (pending && o > extra_option) {
-      visit(extra_option, extra);
+      visit(extra_option, topped(extra_option, 0.0));
       pending = false;
     }
-    double x = x0 * option_factor(view, i, o, factors);
-    if (pending && o == extra_option) {
-      x += extra;
-      pending = false;
-    }
-    visit(o, x);
+    if (o == extra_option) pending = false;
+    visit(o, topped(o, x0 * option_factor(view, i, o, factors)));
   });
-  if (pending) visit(extra_option, extra);
+  if (pending) visit(extra_option, topped(extra_option, 0.0));
+  return out;
 }
-
-/// Usage of the top-ups (choose_topup) of the stored allocation scaled by `factors`: what the
-/// fill ratios have to fit into the spare capacity; then the objective with every top-up at fill
-/// ratio 1. With every preference 1 that is an upper bound on the objective of any top-ups: each
-/// job then takes its fastest spare option, the most throughput its free time can buy.
-/// Layout: usage[m], objective.
-template <class View, class Utility>
-struct topup_demand_pass {
-  View view;
-  Utility utility;
-  const double* factors = nullptr;
-  const double* preference = nullptr;
-  const double* prices = nullptr;       ///< prices of the stored evaluation
-  const double* kappa_scale = nullptr;  ///< per job, null when not smoothing
-  double level = 0.0;
-  state_pointers state;
-  std::int32_t m = 0;
-
-  POPALLOC_HD std::int32_t width() const { return m + 1; }
-
-  POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
-    const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
-    const scaled_job job = scale_job(view, i, prices, kappa, state, factors);
-    const topup t = choose_topup(view, i, preference, job);
-    double throughput = job.scaled_throughput;
-    if (t.option >= 0) {
-      add_usage(view, i, t.option, t.time, partial);
-      throughput += t.time * view.value(i, t.option);
-    }
-    partial[m] += utility.value(throughput, view.parameters(i));
-  }
-};
 
 /// Utility and usage of a stored allocation after scaling each resource by `factors` (a job on
 /// an over-used resource gives up the same fraction of its time there), with the top-ups when
-/// `fill` is not null.
-/// Layout: usage[m], utility, smoothed utility, non_finite.
+/// `topups` has a table; with `tracked_tier` >= 0 also the usage of that tier's top-ups alone,
+/// before the tier's fill ratios (what they have to fit into the room that is left): the
+/// second tier's scaled by what the first leaves, 1 - w1.
+/// Layout: usage[m], utility, smoothed utility, non_finite, then tier_usage[m] if tracked.
 template <class View, class Utility>
 struct repair_pass {
   View view;
   Utility utility;
   const double* factors = nullptr;
-  const double* fill = nullptr;         ///< fill ratio per resource, or null: no top-ups
-  const double* preference = nullptr;   ///< choose_topup's, with `fill`
+  topup_tiers topups;
   const double* prices = nullptr;       ///< prices of the stored evaluation
   const double* kappa_scale = nullptr;  ///< per job, null when not smoothing
   double level = 0.0;
   state_pointers state;
   std::int32_t m = 0;
+  int tracked_tier = -1;
 
-  POPALLOC_HD std::int32_t width() const { return m + 3; }
+  POPALLOC_HD std::int32_t width() const { return m + 3 + (tracked_tier >= 0 ? m : 0); }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
     double tau = 0.0, norm2 = 0.0;
-    visit_repaired_fractions(view, i, prices, kappa, state, factors, fill, preference,
-                             [&](std::int32_t o, double x) {
-                               tau += x * view.value(i, o);
-                               norm2 += x * x;
-                               add_usage(view, i, o, x, partial);
-                             });
+    const job_topups t = visit_repaired_fractions(view, i, prices, kappa, state, factors, topups,
+                                                  [&](std::int32_t o, double x) {
+                                                    tau += x * view.value(i, o);
+                                                    norm2 += x * x;
+                                                    add_usage(view, i, o, x, partial);
+                                                  });
+    if (tracked_tier == 0) {
+      add_usage(view, i, t.tier[0].option, t.tier[0].time, partial + m + 3);
+    } else if (tracked_tier == 1 && t.tier[1].option >= 0) {
+      add_usage(view, i, t.tier[1].option, (1.0 - t.weight[0]) * t.tier[1].time, partial + m + 3);
+    }
     const double u = utility.value(tau, view.parameters(i));
     partial[m] += u;
     partial[m + 1] += u - 0.5 * kappa * norm2;
@@ -787,8 +850,7 @@ template <class View>
 struct export_pass_base {
   View view;
   const double* factors = nullptr;
-  const double* fill = nullptr;  ///< see repair_pass
-  const double* preference = nullptr;
+  topup_tiers topups;  ///< see repair_pass
   const double* prices = nullptr;
   const double* kappa_scale = nullptr;
   double level = 0.0;
@@ -798,7 +860,7 @@ struct export_pass_base {
   template <class Emit>
   POPALLOC_HD void fractions(std::int64_t i, Emit&& emit) const {
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
-    visit_repaired_fractions(view, i, prices, kappa, state, factors, fill, preference,
+    visit_repaired_fractions(view, i, prices, kappa, state, factors, topups,
                              [&](std::int32_t o, double x) {
                                if (x > 0.0) emit(o, x);
                              });
