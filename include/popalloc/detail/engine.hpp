@@ -250,7 +250,8 @@ class engine {
   ///   2. each resource weighed by the share of the first round's top-ups it could take, so that
   ///      the jobs with a good alternative move from a fast resource with little room;
   ///   3. the part of the second round's top-ups that does not fit goes to each job's fastest
-  ///      resource among those where they fit with room left (second tier);
+  ///      resource among those where they fit with room left, each weighed by the share of the
+  ///      overflow its room could take (second tier);
   ///   4. the second tier at its fill ratios (when the third pass still meets `acceptable`).
   /// The tiers stay with the scratch allocation until the next call (keep_scratch).
   template <class Acceptable>
@@ -273,10 +274,12 @@ class engine {
     round = topup_pass(tiers, 0, usage);
     if (fits(usage, spare)) return remembered(tiers, round);
     tiers.first_fill = fit(usage, spare);
-    // 3.
+    // 3. A resource can take at most its room of the overflow: weighed by that share, a fast
+    //    resource with little room left draws few of the jobs that overflow elsewhere.
     const Eigen::VectorXd left = (spare - usage).cwiseMax(0.0);
+    const double overflow = (usage - spare).cwiseMax(0.0).sum();
     tiers.second_preference =
-        ((usage.array() <= spare.array()) && (left.array() > 0.0)).cast<double>().matrix();
+        (usage.array() <= spare.array()).select((left / overflow).cwiseMin(1.0), 0.0).matrix();
     tiers.second_fill = ones;
     round = topup_pass(tiers, 1, usage);
     if (!acceptable(round.utility)) return not_acceptable(round);
