@@ -64,7 +64,7 @@ Model and solver:
   --solver S             price (default: popalloc's price-discovery core) | lp (exact, COIN-OR CLP)
   --tolerance TOL        price solver: relative gap, 0 < TOL < 0.1 (default 1e-5)
   --max-iterations N     price solver: dual evaluations per core solve (default 5000)
-  --time-limit SECONDS   price solver: wall-clock limit of each core solve
+  --time-limit SECONDS   price solver: wall-clock limit of the whole solve
   --threads N            CPU threads (default 0: the OpenMP default)
   --pop K                POP: deal the commodities over K sub-problems with capacities c/K, solve
                          them in parallel with the chosen solver, add the flows (default 1)
