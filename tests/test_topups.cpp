@@ -2,8 +2,9 @@
 /// \file
 /// \brief The repair's top-ups (detail/passes.hpp, choose_topup): jobs that the scaling of an
 /// over-used resource took throughput from win it back on resources with capacity to spare,
-/// within their own time and the spare capacity. A hand-solved case and the invariants on a
-/// random instance, through the engine the solver uses.
+/// within their own time and the spare capacity. Hand-solved cases of each round (the first,
+/// the second, a swap, the second tier) and the invariants on a random instance, through the
+/// engine the solver uses.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
