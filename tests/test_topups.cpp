@@ -61,6 +61,16 @@ job_totals totals(const popalloc::dense_problem<double>& p, const popalloc::solv
   return out;
 }
 
+/// One job with throughputs (3, 2, 1) on three resources, for the hand-solved per-job cases.
+popalloc::detail::dense_view<double> one_job_view() {
+  static const double throughput[3] = {3.0, 2.0, 1.0};
+  popalloc::detail::dense_view<double> view;
+  view.throughput = throughput;
+  view.n = 1;
+  view.m = 3;
+  return view;
+}
+
 }  // namespace
 
 TEST_CASE("[topups] hand-solved: the scaled resource's loss moves to the spare one") {
@@ -149,11 +159,7 @@ TEST_CASE("[topups] hand-solved: a job without the free time for its loss swaps 
   // and 2 have room, so the job tops up on the faster, resource 1: its free time buys back 0.4;
   // the other 0.2 comes from moving a third of its time on the slower resource 2 (each unit
   // moved gains 2 - 1): x = (0.2, 0.4, 0.4), throughput 1.8 again, time 1.
-  const double throughput[3] = {3.0, 2.0, 1.0};
-  popalloc::detail::dense_view<double> view;
-  view.throughput = throughput;
-  view.n = 1;
-  view.m = 3;
+  const popalloc::detail::dense_view<double> view = one_job_view();
   popalloc::detail::scaled_job job;
   job.throughput = 1.8;
   job.scaled_throughput = 1.2;
@@ -199,11 +205,7 @@ TEST_CASE("[topups] hand-solved: what the first tier cannot fit goes to the seco
   // lost 0.45, free time 0.55. First tier on resource 1 (a = 2, time 0.225) at fill ratio 1/4,
   // second tier on resource 2 (a = 1, time 0.45) for the other 3/4 at fill ratio 1:
   // x = (0.15, 0.2 + 0.225 / 4, 0.1 + 0.45 * 3 / 4), throughput 1.4 again.
-  const double throughput[3] = {3.0, 2.0, 1.0};
-  popalloc::detail::dense_view<double> view;
-  view.throughput = throughput;
-  view.n = 1;
-  view.m = 3;
+  const popalloc::detail::dense_view<double> view = one_job_view();
   std::int32_t left = popalloc::detail::regularized_marker, right = 0;
   double lambda = 0.0, nu = 0.1;
   const popalloc::detail::state_pointers state{&left, &right, &lambda, &nu};

@@ -267,12 +267,12 @@ class engine {
     // 1.
     tier_table tiers{ones, (spare.array() > 0.0).cast<double>().matrix(), zeros, zeros};
     repaired_primal round = topup_pass(tiers, 0, usage);
-    if (!acceptable(round.utility)) return not_acceptable(round);
-    if (fits(usage, spare)) return remembered(tiers, round);
+    if (!acceptable(round.utility)) return not_acceptable(std::move(round));
+    if (fits(usage, spare)) return remembered(tiers, std::move(round));
     // 2.
     tiers.first_preference = fit(usage, spare);
     round = topup_pass(tiers, 0, usage);
-    if (fits(usage, spare)) return remembered(tiers, round);
+    if (fits(usage, spare)) return remembered(tiers, std::move(round));
     tiers.first_fill = fit(usage, spare);
     // 3. A resource can take at most its room of the overflow: weighed by that share, a fast
     //    resource with little room left draws few of the jobs that overflow elsewhere.
@@ -282,8 +282,8 @@ class engine {
         (usage.array() <= spare.array()).select((left / overflow).cwiseMin(1.0), 0.0).matrix();
     tiers.second_fill = ones;
     round = topup_pass(tiers, 1, usage);
-    if (!acceptable(round.utility)) return not_acceptable(round);
-    if (fits(usage, left)) return remembered(tiers, round);
+    if (!acceptable(round.utility)) return not_acceptable(std::move(round));
+    if (fits(usage, left)) return remembered(tiers, std::move(round));
     // 4.
     tiers.second_fill = fit(usage, left);
     ++topup_passes_;
@@ -424,15 +424,15 @@ class engine {
   }
 
   /// `round`, the repair under `tiers`, whose top-ups all fit.
-  repaired_primal remembered(const tier_table& tiers, repaired_primal& round) {
+  repaired_primal remembered(const tier_table& tiers, repaired_primal round) {
     remember_tiers(tiers);
-    return std::move(round);
+    return round;
   }
 
   /// A top-up round whose objective at fill ratio 1 misses the tolerance: no result.
-  static repaired_primal not_acceptable(repaired_primal& round) {
+  static repaired_primal not_acceptable(repaired_primal round) {
     round.finite = false;
-    return std::move(round);
+    return round;
   }
 
   /// Fill ratios that fit top-ups of `usage` into `room`: 1 where they fit, else room / usage;
