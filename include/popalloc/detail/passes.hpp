@@ -441,7 +441,10 @@ struct evaluate_pass {
     // Active options, remembered for the Hessian. A job with more than `capacity` active options
     // (a tie among many) contributes no Hessian term: the model is then less accurate, never
     // wrong about the function values the line search checks.
+    // The first entries are set so that GCC's -O3 flow analysis sees the arrays initialised on
+    // the path with no active option (add_fold then reads none of them).
     std::int32_t active[local_options::capacity];
+    active[0] = 0;
     std::int32_t n_active = 0;
     bool overflow = false;
     double tau = 0.0, cost = 0.0, norm2 = 0.0, count = 0.0, sum_a = 0.0, sum_a2 = 0.0;
@@ -462,6 +465,7 @@ struct evaluate_pass {
     if (normalizer_for(total, positive) != 1.0) flags |= state_normalized;
     state.right[i] = flags;
     double active_x[local_options::capacity];
+    active_x[0] = 0.0;
     for (std::int32_t o = 0; o < n_options; ++o) {
       const double x = buffered ? buffer[o] : regularized_fraction(options, o, kappa, r);
       if (!(x > 0.0)) continue;
