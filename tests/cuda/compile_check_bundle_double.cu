@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief nvcc compile-only check of the CUDA path for popalloc::bundle_problem<double>
-/// (instantiate_all.cuh).
-#include "instantiate_all.cuh"
+/// (instantiate.cuh).
+#include "instantiate.cuh"
 
 namespace popalloc_cuda_check {
 
 void bundle_double(const popalloc::bundle_problem<double>& p, const popalloc::solver_options& o) {
-  instantiate_all(p, o);
+  instantiate_both_kinds(p, o);
 }
 
 }  // namespace popalloc_cuda_check
