@@ -141,8 +141,17 @@ void check_field_count(const std::vector<std::string_view>& fields, std::size_t 
                 std::to_string(fields.size()));
 }
 
+/// Prefix of a per-resource demand column: `demand:v100` is the units of v100 the job occupies.
+constexpr std::string_view kDemandPrefix = "demand:";
+
+bool is_demand_column(std::string_view name) {
+  return name.substr(0, kDemandPrefix.size()) == kDemandPrefix;
+}
+
+/// Names a resource cannot take: the jobs file's own columns.
 bool is_jobs_column_name(std::string_view name) {
-  return name == "id" || name == "weight" || name == "target" || name == "demand";
+  return name == "id" || name == "weight" || name == "target" || name == "demand" ||
+         is_demand_column(name);
 }
 
 struct resource_table {
@@ -228,8 +237,24 @@ class duplicate_detector {
   std::vector<std::uint64_t> slots_;
 };
 
-/// Role of a JOBS.csv column: one of these, or the index of a resource (>= 0).
+/// Role of a JOBS.csv column: one of these, the index of a resource (>= 0) for its throughput,
+/// or demand_role(j) for the column `demand:<name of resource j>`.
 constexpr long kIdColumn = -1, kWeightColumn = -2, kTargetColumn = -3, kDemandColumn = -4;
+constexpr long kFirstDemandRole = -100;
+constexpr long demand_role(std::size_t resource) {
+  return kFirstDemandRole - static_cast<long>(resource);
+}
+constexpr bool is_demand_role(long role) { return role <= kFirstDemandRole; }
+constexpr std::size_t demand_resource(long role) {
+  return static_cast<std::size_t>(kFirstDemandRole - role);
+}
+double parse_demand(std::string_view field, const std::string& column, const std::string& path,
+                    long line) {
+  const double demand = parse_non_negative(field, column, path, line);
+  if (!(demand > 0.0))
+    fail_at(path, line, column + " must be > 0 (units of the resource the job occupies)");
+  return demand;
+}
 
 }  // namespace
 
@@ -250,6 +275,8 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
   std::vector<std::string> column_names(fields.begin(), fields.end());
   bool has_id = false, has_weight = false, has_target = false, has_demand = false;
   std::vector<bool> resource_seen(resources.names.size(), false);
+  std::vector<bool> demand_seen(resources.names.size(), false);
+  bool has_resource_demand = false;
   for (std::size_t c = 0; c < columns; ++c) {
     const std::string_view name = fields[c];
     bool duplicate = false;
@@ -265,12 +292,24 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
     } else if (name == "demand") {
       duplicate = std::exchange(has_demand, true);
       role[c] = kDemandColumn;
+    } else if (is_demand_column(name)) {
+      const std::string_view resource = name.substr(kDemandPrefix.size());
+      const auto found = resources.index.find(std::string(resource));
+      if (found == resources.index.end())
+        fail_at(path, header_line,
+                "unknown column " + quoted(name) + ": " + quoted(resource) +
+                    " is not a resource of " + resources_path);
+      duplicate = demand_seen[found->second];
+      demand_seen[found->second] = true;
+      has_resource_demand = true;
+      role[c] = demand_role(found->second);
     } else {
       const auto found = resources.index.find(std::string(name));
       if (found == resources.index.end())
         fail_at(path, header_line,
                 "unknown column " + quoted(name) +
-                    ": not id, weight, target, demand or a resource of " + resources_path);
+                    ": not id, weight, target, demand, demand:<resource> or a resource of " +
+                    resources_path);
       duplicate = resource_seen[found->second];
       resource_seen[found->second] = true;
       role[c] = static_cast<long>(found->second);
@@ -294,6 +333,9 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
   if (has_weight) problem.weight.resize(static_cast<Eigen::Index>(row_bound));
   if (has_target) problem.target.resize(static_cast<Eigen::Index>(row_bound));
   if (has_demand) problem.job_demand.resize(static_cast<Eigen::Index>(row_bound));
+  // With a demand:<resource> column the problem takes an n x m demand matrix; a resource
+  // without one takes the job's `demand` (or 1).
+  if (has_resource_demand) problem.demand.setOnes(static_cast<Eigen::Index>(row_bound), m);
 
   std::vector<std::string_view> ids;
   std::vector<long> row_lines;
@@ -332,9 +374,18 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
           break;
         }
         default:
-          throughput[role[c]] = parse_non_negative(field, column_names[c], path, line);
+          if (is_demand_role(role[c])) {
+            problem.demand(row, static_cast<Eigen::Index>(demand_resource(role[c]))) =
+                parse_demand(field, column_names[c], path, line);
+          } else {
+            throughput[role[c]] = parse_non_negative(field, column_names[c], path, line);
+          }
       }
     }
+    if (has_resource_demand && has_demand)
+      for (Eigen::Index j = 0; j < m; ++j)
+        if (!demand_seen[static_cast<std::size_t>(j)])
+          problem.demand(row, j) = problem.job_demand[row];
     row_lines.push_back(line);
     const std::int64_t earlier = duplicates.insert(ids, ids.size() - 1);
     if (earlier >= 0)
@@ -359,6 +410,10 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
   if (has_weight) problem.weight.conservativeResize(n);
   if (has_target) problem.target.conservativeResize(n);
   if (has_demand) problem.job_demand.conservativeResize(n);
+  if (has_resource_demand) {
+    problem.demand.conservativeResize(n, m);
+    problem.job_demand.resize(0);  // folded into the matrix, which the problem takes alone
+  }
   result.job_ids.assign(ids.begin(), ids.end());
   return result;
 }
@@ -378,17 +433,19 @@ void write_instance(const instance& data, const std::string& prefix) {
     r += '\n';
   }
 
-  if (problem.demand.size() != 0)
-    throw input_error("cannot write " + prefix +
-                      ".jobs.csv: per-resource demands (an n x m demand matrix) have no column "
-                      "in JOBS.csv, only a per-job demand");
   const bool has_weight = problem.weight.size() != 0, has_target = problem.target.size() != 0;
   const bool has_demand = problem.job_demand.size() != 0;
+  const bool has_resource_demand = problem.demand.size() != 0;
   std::string& out = jobs.buffer();
   out += "id";
   if (has_weight) out += ",weight";
   if (has_target) out += ",target";
   if (has_demand) out += ",demand";
+  if (has_resource_demand)
+    for (const std::string& name : data.resource_names) {
+      out += ',';
+      append_csv_field(out, std::string(kDemandPrefix) + name);
+    }
   for (const std::string& name : data.resource_names) {
     out += ',';
     append_csv_field(out, name);
@@ -408,6 +465,11 @@ void write_instance(const instance& data, const std::string& prefix) {
       out += ',';
       append_number(out, problem.job_demand[i]);
     }
+    if (has_resource_demand)
+      for (Eigen::Index j = 0; j < m; ++j) {
+        out += ',';
+        append_number(out, problem.demand(i, j));
+      }
     for (Eigen::Index j = 0; j < m; ++j) {
       out += ',';
       append_number(out, problem.throughput(i, j));

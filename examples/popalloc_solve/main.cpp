@@ -67,9 +67,11 @@ Input:
   --jobs FILE              header id,weight,target,demand,<resource>,... in any order. weight
                            is optional (default 1), target is needed by target-priority only,
                            demand is optional (default 1: the units of every resource the job
-                           occupies while it runs, e.g. its GPUs), and each resource column
-                           holds the job's throughput A_ij there (0 = cannot use; a resource
-                           without a column is 0 for every job)
+                           occupies while it runs, e.g. its GPUs), demand:<resource> columns
+                           are optional per-resource demands (> 0; a resource without one
+                           takes demand), and each resource column holds the job's throughput
+                           A_ij there (0 = cannot use; a resource without a column is 0 for
+                           every job)
   --resources FILE         header name,capacity
   --generate N,M           generate N jobs on M resources (r0..r{M-1}) instead of reading files
   --family SPEC            instance family of --generate (default generations; alone: the

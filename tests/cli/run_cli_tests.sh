@@ -164,6 +164,12 @@ def cmd_field(path, key):
     print(load_result(path)[key])
     return []
 
+def cmd_near(path, key, value, tolerance):
+    got = load_result(path)[key]
+    if isinstance(got, (int, float)) and abs(got - float(value)) <= float(tolerance):
+        return []
+    return ["%s %r, expected %s within %s" % (key, got, value, tolerance)]
+
 def cmd_prices_only(result, out):
     with open(out, "w") as f:
         json.dump(load_result(result)["prices"], f, indent=1)
@@ -366,7 +372,32 @@ bad_jobs "zero demand" "bad.jobs.csv:3:" 'id,demand,gpu\na,2,1\nb,0,1\n'
 bad_jobs "negative demand" "bad.jobs.csv:2:" 'id,demand,gpu\na,-1,1\n'
 bad_jobs "infinite demand" "bad.jobs.csv:2:" 'id,demand,gpu\na,inf,1\n'
 bad_jobs "duplicate demand column" "bad.jobs.csv:1:" 'id,demand,demand,gpu\na,1,1,1\n'
+bad_jobs "demand column of an unknown resource" "'tpu' is not a resource" 'id,demand:tpu,gpu\na,2,1\n'
+bad_jobs "duplicate demand:<resource> column" "bad.jobs.csv:1:" 'id,demand:gpu,demand:gpu,gpu\na,1,1,1\n'
+bad_jobs "zero demand:<resource>" "bad.jobs.csv:3:" 'id,demand:gpu,gpu\na,2,1\nb,0,1\n'
+bad_jobs "NaN demand:<resource>" "bad.jobs.csv:2:" 'id,demand:cpu,gpu\na,nan,1\n'
 expect_error "missing jobs file" "missing.jobs.csv" --jobs missing.jobs.csv --resources res.csv
+
+# Per-resource demands, hand-solved. One job, a (throughput 4, demand:a 2, capacity 1) and b
+# (throughput 1): x_a <= 1/2, so the linear optimum is 4 / 2 + 1 / 2 = 2.5 (4 without it).
+printf 'name,capacity\na,1\nb,1\n' >demand.res.csv
+printf 'id,demand:a,a,b\nj,2,4,1\n' >demand.jobs.csv
+run --jobs demand.jobs.csv --resources demand.res.csv --utility linear --tolerance 1e-6 \
+  --output demand.json --write-instance demand.again --quiet
+check "demand:<resource>: exit 0 (got $rc: $(head -c 300 err.txt))" exited 0
+check "demand:<resource>: the hand-solved optimum 2.5" py near demand.json objective 2.5 1e-5
+check "demand:<resource>: --write-instance writes every resource's demand" \
+  grep -qx "id,demand:a,demand:b,a,b" <(head -n 1 demand.again.jobs.csv)
+run --jobs demand.again.jobs.csv --resources demand.again.resources.csv --utility linear \
+  --tolerance 1e-6 --output demand.again.json --quiet
+check "demand:<resource>: the rewritten files give the same objective" \
+  py same_objective demand.json demand.again.json
+# Beside demand:a, the job's `demand` (2) holds on b: x_b <= 1/2, optimum 0.5 (1 if b took 1).
+printf 'id,demand,demand:a,a,b\nj,2,1,0,1\n' >demand.mixed.jobs.csv
+run --jobs demand.mixed.jobs.csv --resources demand.res.csv --utility linear --tolerance 1e-6 \
+  --output demand.mixed.json --quiet
+check "demand and demand:<resource>: the others take demand (optimum 0.5)" \
+  py near demand.mixed.json objective 0.5 1e-5
 
 printf 'id,gpu,cpu\na,1,2\n' >good.jobs.csv
 # bad_resources NAME LOCATION CONTENT: good.jobs.csv against a resources file with CONTENT
@@ -382,6 +413,7 @@ bad_resources "negative capacity" "bad.res.csv:3:" 'name,capacity\ngpu,2\ncpu,-3
 bad_resources "non-numeric capacity" "bad.res.csv:2:" 'name,capacity\ngpu,two\ncpu,3\n'
 bad_resources "duplicate resource" "bad.res.csv:4:" 'name,capacity\ngpu,2\ncpu,3\ngpu,1\n'
 bad_resources "ragged resources row" "bad.res.csv:2:" 'name,capacity\ngpu\ncpu,3\n'
+bad_resources "resource named like a demand column" "reserved" 'name,capacity\ngpu,2\ndemand:x,3\n'
 # Resources without a jobs column are fine (throughput 0 for every job).
 printf 'name,capacity\ngpu,2\ncpu,3\nfpga,4\n' >more.res.csv
 run --jobs good.jobs.csv --resources more.res.csv --utility log --quiet
