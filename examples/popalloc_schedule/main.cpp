@@ -415,6 +415,26 @@ summary summarize(const pc::cluster_allocation& a) {
   return s;
 }
 
+/// One progress line's state: "level search: 12 core solves, level in [0.41, 0.42], gap 1.6e-02".
+std::string describe(const pc::policy_progress& p) {
+  std::string out = p.pop_part >= 0 ? "part " + std::to_string(p.pop_part) + ", " : "";
+  out += p.stage;
+  // Water filling's first level is the level search's; it works on the next one.
+  if (p.water_filling_levels > 0) out += " level " + std::to_string(p.water_filling_levels + 1);
+  char text[160];
+  if (std::string_view(p.stage) == "solve") {
+    std::snprintf(text, sizeof text, ": objective %.9g, bound %.9g, gap %.2e", p.lower, p.upper,
+                  p.relative_gap);
+  } else if (std::isnan(p.upper)) {
+    std::snprintf(text, sizeof text, ": %d core solves, bottleneck tests at level %.9g",
+                  p.core_solves, p.lower);
+  } else {
+    std::snprintf(text, sizeof text, ": %d core solves, level in [%.9g, %.9g], gap %.2e",
+                  p.core_solves, p.lower, p.upper, p.relative_gap);
+  }
+  return out + text;
+}
+
 struct comparison {
   double mean_ratio = 0.0, min_ratio = 0.0, std_ratio = 0.0, full_seconds = 0.0,
          full_objective = 0.0;
@@ -585,12 +605,19 @@ int run(int argc, char** argv) {
         "no job can run on the cluster: every throughput on its GPU types is 0 (or a job needs "
         "more GPUs than a type has), so no policy has anything to allocate");
 
-  // The policies report no progress of their own: a heartbeat says the run is alive.
+  // The policy reports after each core solve (the level policies) or core iteration (the
+  // separable ones); the heartbeat prints the latest report every second. With POP the parts
+  // report concurrently and the latest one is shown. The packed LP reports nothing: the
+  // heartbeat alone says the run is alive.
+  popalloc_cli::progress_state latest("starting");
+  if (args.verbosity != popalloc_cli::verbosity::quiet)
+    o.progress = [&latest](const pc::policy_progress& p) { latest.set(describe(p)); };
   pc::cluster_allocation a;
   comparison cmp;
   {
-    const popalloc_cli::heartbeat beat(
-        args.verbosity, std::string("policy ") + pc::to_string(o.policy) + ": solving");
+    const popalloc_cli::heartbeat beat(args.verbosity,
+                                       std::string("policy ") + pc::to_string(o.policy) + ":",
+                                       [&latest] { return latest.get(); });
     auto solve = [&](const pc::policy_options& options) {
       return args.space_sharing ? pc::allocate_packed(jobs, cluster, table, options)
                                 : pc::allocate(jobs, cluster, options);

@@ -2,6 +2,7 @@
 // Cluster policies: the golden 2-job instance of Gavel's tests, feasibility invariants,
 // POP, warm starts and bad inputs.
 #include <cmath>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -306,4 +307,73 @@ TEST_CASE("POP: same seed same allocation, and k parts of a divisible cluster lo
     ratio += a.effective_throughput[i] / full.effective_throughput[i];
   ratio /= static_cast<double>(full.effective_throughput.size());
   CHECK(ratio > 0.9);
+}
+
+TEST_CASE("progress: every core solve of max-min is reported, the last bracket is the result's") {
+  const auto cluster = pc::parse_cluster("v100:8,p100:8,k80:8");
+  const auto jobs = trace_jobs(cluster);
+  pc::policy_options o;
+  o.tolerance = 1e-5;
+  o.class_lp_max_classes = 0;  // the core on every job
+  std::vector<pc::policy_progress> reports;
+  o.progress = [&reports](const pc::policy_progress& p) { reports.push_back(p); };
+  const auto a = pc::allocate(jobs, cluster, o);
+  REQUIRE(a.core_solves > 1);
+  REQUIRE(!reports.empty());
+  int solves = 0;
+  const pc::policy_progress* last_search = nullptr;
+  for (const auto& p : reports) {
+    CHECK(p.pop_part == -1);
+    CHECK(p.core_solves >= solves);
+    solves = p.core_solves;
+    const std::string stage = p.stage;
+    CHECK((stage == "level search" || stage == "water filling"));
+    if (stage == "level search") {
+      CHECK(p.lower <= p.upper);
+      CHECK(p.relative_gap == doctest::Approx((p.upper - p.lower) / p.upper));
+      last_search = &p;
+    } else {
+      CHECK(p.water_filling_levels >= 1);
+    }
+  }
+  CHECK(solves == a.core_solves);
+  REQUIRE(last_search != nullptr);
+  CHECK(last_search->upper == a.bound);
+  CHECK(last_search->lower == doctest::Approx(a.objective).epsilon(o.tolerance));
+}
+
+TEST_CASE("progress: a separable policy reports its core iterations; POP parts are tagged") {
+  const auto cluster = pc::parse_cluster("v100:8,p100:8,k80:8");
+  const auto jobs = trace_jobs(cluster);
+  pc::policy_options o;
+  o.policy = pc::policy_kind::proportional_fairness;
+  o.tolerance = 1e-6;
+  o.class_lp_max_classes = 0;
+  std::mutex mutex;
+  std::vector<pc::policy_progress> reports;
+  o.progress = [&](const pc::policy_progress& p) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    reports.push_back(p);
+  };
+  const auto a = pc::allocate(jobs, cluster, o);
+  REQUIRE(!reports.empty());
+  for (const auto& p : reports) {
+    CHECK(std::string(p.stage) == "solve");
+    CHECK(p.pop_part == -1);
+    CHECK(p.upper >= p.lower);  // the core's dual bound and objective
+  }
+  CHECK(static_cast<int>(reports.size()) >= a.core_solves);
+
+  reports.clear();
+  o.pop_parts = 2;
+  o.threads = 2;
+  (void)pc::allocate(jobs, cluster, o);
+  std::vector<int> seen(2, 0);
+  for (const auto& p : reports) {
+    REQUIRE(p.pop_part >= 0);
+    REQUIRE(p.pop_part < 2);
+    ++seen[static_cast<std::size_t>(p.pop_part)];
+  }
+  CHECK(seen[0] > 0);
+  CHECK(seen[1] > 0);
 }

@@ -202,11 +202,12 @@ inline level_probe probe_level(const level_problem& p, double level, double abso
 /// wide, exact where it matters. A level the solve cannot decide (not proved infeasible, and
 /// its allocation falls short of the level by more than tolerance / 2) is solved again with the
 /// gap at the decision threshold, up to 2 times, then treated as infeasible for the search only
-/// (`upper` stays certified).
+/// (`upper` stays certified). `after_probe`, if set, sees the solution after every probe.
 inline level_solution maximize_level(
     const level_problem& p, double lower, const Eigen::MatrixXd& x_lower, double upper,
     double tolerance, const solver_options& base, const Eigen::VectorXd& warm_prices = {},
-    double deadline_seconds = std::numeric_limits<double>::infinity()) {
+    double deadline_seconds = std::numeric_limits<double>::infinity(),
+    const std::function<void(const level_solution&)>& after_probe = {}) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   level_solution out;
@@ -258,6 +259,7 @@ inline level_solution maximize_level(
       search_upper = level;
       retries = 0;
     }
+    if (after_probe) after_probe(out);
     if (out.level >= out.upper) break;
   }
   // Sub-solves that stalled or hit a limit do not matter if the certified bracket closed.

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -98,6 +99,41 @@ inline solver_options core_options(const policy_options& o, int threads) {
   s.max_iterations = 200;
   s.relative_gap = o.tolerance;
   return s;
+}
+
+/// Sends a report to o.progress, if set.
+inline void report(const policy_options& o, const char* stage, int core_solves,
+                   int water_filling_levels, double lower, double upper, double relative_gap) {
+  if (!o.progress) return;
+  policy_progress p;
+  p.stage = stage;
+  p.core_solves = core_solves;
+  p.water_filling_levels = water_filling_levels;
+  p.lower = lower;
+  p.upper = upper;
+  p.relative_gap = relative_gap;
+  o.progress(p);
+}
+
+/// A level search's report after each probe, counting the solves `out` holds from before it.
+inline std::function<void(const level_solution&)> level_reporter(const policy_options& o,
+                                                                 const char* stage,
+                                                                 const policy_outcome& out) {
+  if (!o.progress) return {};
+  return [&o, stage, &out](const level_solution& s) {
+    const double gap =
+        s.upper > 0.0 ? (s.upper - s.level) / s.upper : std::numeric_limits<double>::quiet_NaN();
+    report(o, stage, out.solves + s.solves, out.levels, s.level, s.upper, gap);
+  };
+}
+
+/// The progress callback of a separable policy's core solves: every iteration to o.progress.
+inline progress_callback solve_reporter(const policy_options& o, const policy_outcome& out) {
+  if (!o.progress) return {};
+  return [&o, &out](const progress& s) {
+    report(o, "solve", out.solves, 0, s.primal_objective, s.dual_bound, s.relative_gap);
+    return callback_action::proceed;
+  };
 }
 
 /// The policy's objective for allocation x (model throughputs, schedulable jobs).
@@ -191,6 +227,7 @@ inline void water_fill(level_problem& p, const solver_options& base, const polic
   const auto start = std::chrono::steady_clock::now();
   const auto n = static_cast<std::size_t>(p.throughput.rows());
   const double threshold = o.water_filling_threshold;
+  const double nan = std::numeric_limits<double>::quiet_NaN();  // no upper end while testing
   const double stage_tolerance = std::max(tolerance, 0.01 * threshold);
   solver_options test_options = base;
   test_options.max_iterations = std::min(base.max_iterations, 100);
@@ -239,6 +276,7 @@ inline void water_fill(level_problem& p, const solver_options& base, const polic
       const level_probe probe =
           probe_level(test, detail::inf(), 0.05 * threshold, test_options, prices, 0.1 * threshold);
       ++out.solves;  // its status does not matter: an undecided test freezes (safe)
+      report(o, "water filling", out.solves, out.levels, level, nan, nan);
       bool reached = !probe.infeasible;
       for (std::size_t i = 0; i < n && reached; ++i)
         reached =
@@ -273,7 +311,8 @@ inline void water_fill(level_problem& p, const solver_options& base, const polic
     if (!(hi > lo)) break;
     // Its status is not reported: the certified objective (the minimum) comes from the first
     // stage, and a later stage only keeps an allocation that is better for the free jobs.
-    level_solution next = maximize_level(q, lo, x, hi, stage_tolerance, base, prices, deadline);
+    level_solution next = maximize_level(q, lo, x, hi, stage_tolerance, base, prices, deadline,
+                                         level_reporter(o, "water filling", out));
     out.solves += next.solves;
     if (!(next.level > level)) break;  // no progress: the free jobs stay where they are
     x = next.x;
@@ -391,8 +430,9 @@ inline policy_outcome solve_level_policy(const instance& in, const policy_option
   const double tolerance = 0.25 * o.tolerance;
   double lower = achieved_level(p, levels_of(p, x_iso));
   const double upper = alone_bound(p, nullptr);
-  level_solution stage = maximize_level(p, std::min(lower, upper), x_iso, upper, tolerance, base,
-                                        o.warm_start_prices, deadline);
+  level_solution stage =
+      maximize_level(p, std::min(lower, upper), x_iso, upper, tolerance, base, o.warm_start_prices,
+                     deadline, level_reporter(o, "level search", out));
   out.status = stage.status;
   out.solves += stage.solves;
   out.levels = 1;
@@ -451,7 +491,8 @@ inline bool slo_floors_feasible(const dense_problem<double>& d, const Eigen::Vec
 /// Gavel does. The penalised objective carries M sum_i L_i, so the solves stop at an absolute
 /// gap of tolerance times a bound on the total throughput instead of a relative one.
 inline solve_result solve_with_slo_floors(dense_problem<double>& d, const Eigen::VectorXd& floors,
-                                          solver_options s, double tolerance, policy_outcome& out) {
+                                          solver_options s, double tolerance, policy_outcome& out,
+                                          const progress_callback& callback = {}) {
   const Eigen::Index k = d.throughput.rows();
   double best_per_gpu = 0.0, worst_floor_job = HUGE_VAL, rate_bound = 0.0;
   bool reachable = true;
@@ -482,7 +523,7 @@ inline solve_result solve_with_slo_floors(dense_problem<double>& d, const Eigen:
     double penalty = 4.0 * best_per_gpu / worst_floor_job;
     bool checked = false;
     for (int attempt = 0; attempt < 4; ++attempt, penalty *= 16.0) {
-      solve_result r = popalloc::solve(d, utility::linear_with_floor{penalty}, s);
+      solve_result r = popalloc::solve(d, utility::linear_with_floor{penalty}, s, callback);
       ++out.solves;
       if (shortfall(r) <= met) return r;
       if (!checked) {
@@ -495,7 +536,7 @@ inline solve_result solve_with_slo_floors(dense_problem<double>& d, const Eigen:
   }
   out.slo_floors_dropped = true;
   ++out.solves;
-  return popalloc::solve(d, utility::linear{}, base);
+  return popalloc::solve(d, utility::linear{}, base, callback);
 }
 
 /// Max-throughput and proportional fairness: one separable solve.
@@ -515,6 +556,7 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
   d.job_demand = rows_of(in.scale, rows);
   solver_options s = core_options(o, threads);
   if (o.warm_start_prices.size() == in.types()) s.warm_start_prices = o.warm_start_prices;
+  const progress_callback callback = solve_reporter(o, out);
   solve_result r;
   double offset = 0.0;
   if (o.policy == policy_kind::max_throughput) {
@@ -522,9 +564,9 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
       d.throughput.col(w) /= o.gpu_cost.empty() ? 1.0 : o.gpu_cost[static_cast<std::size_t>(w)];
     const Eigen::VectorXd floors = rows_of(in.slo_floor, rows);
     if (o.slo_floors && (floors.array() > 0.0).any()) {
-      r = solve_with_slo_floors(d, floors, s, o.tolerance, out);
+      r = solve_with_slo_floors(d, floors, s, o.tolerance, out, callback);
     } else {
-      r = popalloc::solve(d, utility::linear{}, s);
+      r = popalloc::solve(d, utility::linear{}, s, callback);
       out.solves = 1;
     }
   } else {
@@ -559,7 +601,7 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
         dc.job_demand[a] = size * d.job_demand[members.front()];
         dc.weight[a] = size * d.weight[members.front()];
       }
-      r = popalloc::solve(dc, utility::log{}, s);
+      r = popalloc::solve(dc, utility::log{}, s, callback);
       out.solves = 1;
       out.classes = kc;
       const Eigen::MatrixXd xc = allocation_matrix(r, kc, in.types());
@@ -571,7 +613,7 @@ inline policy_outcome solve_separable_policy(const instance& in, const policy_op
       out.objective = policy_objective(in, o, out.x);
       return out;
     }
-    r = popalloc::solve(d, utility::log{}, s);
+    r = popalloc::solve(d, utility::log{}, s, callback);
     out.solves = 1;
   }
   out.x = scatter_rows(allocation_matrix(r, k, in.types()), rows, in.jobs());
@@ -711,7 +753,14 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
           detail::policy_outcome o;
           if (members.empty()) return o;
           const instance sub = in.subset(members, share);
-          o = detail::solve_policy(sub, part_options, 1, options.time_limit_seconds);
+          policy_options this_part = part_options;
+          if (options.progress)
+            this_part.progress = [&options, s](const policy_progress& p) {
+              policy_progress tagged = p;
+              tagged.pop_part = s;
+              options.progress(tagged);
+            };
+          o = detail::solve_policy(sub, this_part, 1, options.time_limit_seconds);
           return o;
         },
         options.threads);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -77,6 +78,26 @@ struct pairing_options {
 };
 
 /// \brief What allocate() should compute.
+/// \brief A report from a running policy (policy_options::progress).
+struct policy_progress {
+  /// "level search": max-min, makespan and finish-time fairness bisect on their level, one core
+  /// solve per step. "water filling": max-min raising the jobs that are not bottlenecks, level
+  /// by level. "solve": max-throughput and proportional fairness, reported every iteration of
+  /// their core solve.
+  const char* stage = "";
+  int pop_part = -1;             ///< the POP part reporting; -1 without POP
+  int core_solves = 0;           ///< core solves finished so far (in this part)
+  int water_filling_levels = 0;  ///< water-filling levels done so far
+  /// Level search and water filling: the certified bracket on the level being raised (max-min:
+  /// the normalised throughput; makespan and finish-time fairness: 1 / makespan and 1 / rho).
+  /// "solve": the core solve's objective and dual bound (its scale: docs/cluster-scheduling.md).
+  /// NaN while not known.
+  double lower = std::numeric_limits<double>::quiet_NaN();
+  double upper = std::numeric_limits<double>::quiet_NaN();
+  /// (upper - lower) / upper for the level stages, the core solve's relative gap for "solve".
+  double relative_gap = std::numeric_limits<double>::quiet_NaN();
+};
+
 struct policy_options {
   policy_kind policy = policy_kind::max_min_fairness;
   /// Gavel's heterogeneity-agnostic variant: max-min and proportional fairness see every
@@ -123,6 +144,11 @@ struct policy_options {
   /// level policies also need at most 64 classes or two jobs per class on average (the dense
   /// class LP grows like k^3, the core like n).
   int class_lp_max_classes = 256;
+  /// Called after every core solve of the level policies and every iteration of a separable
+  /// policy's core solve, on the thread that runs it: with pop_parts > 1 from several threads at
+  /// once, so it must be thread-safe. It can be called thousands of times a second on small
+  /// problems: keep it cheap (store the report; print from elsewhere). Empty: no reports.
+  std::function<void(const policy_progress&)> progress;
 };
 
 /// \brief Time two jobs (rows of the input, first < second) share s GPUs of one type.
