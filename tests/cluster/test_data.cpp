@@ -264,6 +264,11 @@ TEST_CASE("jobs: validation names the job") {
   o.gpu_cost.clear();
   o.pop_parts = 0;
   CHECK_THROWS_AS(pc::allocate(jobs, c, o), popalloc::invalid_options);
+  o.pop_parts = static_cast<int>(c.total()) + 1;  // a part without any GPU
+  CHECK(error_of([&] { pc::allocate(jobs, c, o); }).find("at least one GPU per part") !=
+        std::string::npos);
+  o.pop_parts = static_cast<int>(c.total());
+  CHECK_NOTHROW(pc::allocate(jobs, c, o));
   CHECK(pc::parse_policy("min_makespan") == pc::policy_kind::min_makespan);
   CHECK_THROWS_AS(pc::parse_policy("las"), popalloc::invalid_options);
 }

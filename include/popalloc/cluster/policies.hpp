@@ -679,6 +679,10 @@ inline void validate_options(const policy_options& o, const gpu_cluster& cluster
   if (!(o.tolerance > 0.0) || !(o.tolerance < 0.1))
     throw invalid_options("tolerance must be in (0, 0.1)");
   if (o.pop_parts < 1) throw invalid_options("POP needs k >= 1 parts");
+  if (o.pop_parts > cluster.total())
+    throw invalid_options("POP with " + std::to_string(o.pop_parts) +
+                          " parts needs at least one GPU per part; the cluster has " +
+                          std::to_string(cluster.total()));
   if (o.threads < 0) throw invalid_options("threads must be >= 0");
   if (o.class_lp_max_classes < 0) throw invalid_options("class_lp_max_classes must be >= 0");
   if (o.max_water_filling_levels < 1)
