@@ -730,10 +730,12 @@ std::string allocation_rows(const instance& data, const popalloc::solve_result& 
   return out;
 }
 
-/// Rank 0 writes the header and every rank's rows in rank order (received one rank at a time,
-/// in pieces of at most 1 GiB); the file appears atomically. Returns 0 or an exit code.
-int write_gathered_allocation(const std::string& path, const instance& data,
-                              const popalloc::solve_result& result, int rank, int ranks) {
+/// Rank 0 opens `file` at `path` and writes the header and every rank's rows to it in rank
+/// order (received one rank at a time, in pieces of at most 1 GiB); the caller commits it.
+/// Returns 0 or an exit code (then `file` is empty).
+int gather_allocation(const std::string& path, const instance& data,
+                      const popalloc::solve_result& result, int rank, int ranks,
+                      std::unique_ptr<atomic_output_file>& file) {
   constexpr std::int64_t kPiece = std::int64_t{1} << 30;
   const std::string rows = allocation_rows(data, result);
   if (rank != 0) {
@@ -745,7 +747,6 @@ int write_gathered_allocation(const std::string& path, const instance& data,
     return 0;
   }
   int code = 0;
-  std::unique_ptr<atomic_output_file> file;
   try {
     file = std::make_unique<atomic_output_file>(path);
     file->buffer() += "id,resource,fraction\n";
@@ -776,15 +777,50 @@ int write_gathered_allocation(const std::string& path, const instance& data,
       }
     }
   }
-  if (file) {
-    try {
-      file->commit();
-    } catch (const input_error& e) {
-      std::fprintf(stderr, "popalloc-solve: %s\n", e.what());
-      code = 2;
-    }
-  }
   return code;
+}
+
+/// Test hook (tests/mpi/run_cli_mpi.sh), deliberately not an option: the rank named by
+/// POPALLOC_SOLVE_TEST_FAIL_WRITE fails to prepare its outputs, as a full disk would.
+bool test_write_failure(int rank) {
+  const char* value = std::getenv("POPALLOC_SOLVE_TEST_FAIL_WRITE");
+  return value != nullptr && *value != '\0' && std::to_string(rank) == value;
+}
+
+/// Every rank writes its outputs (rank 0: RESULT.json and a gathered allocation; a per-rank
+/// allocation on each rank) to temporary files; they are renamed only once every rank has
+/// written its own, so a failure on any rank leaves every old output in place. Returns 0 or the
+/// worst exit code of all ranks.
+int write_rank_outputs(const settings& config, const std::string& allocation_path,
+                       const instance& data, const popalloc::solve_result& result,
+                       const run_summary& summary, int rank, int ranks) {
+  std::unique_ptr<atomic_output_file> json_file, allocation_file;
+  int code = 0;
+  try {
+    if (test_write_failure(rank)) throw input_error("cannot write the outputs (test failure)");
+    if (rank == 0 && !config.output_path.empty()) {
+      json_file = std::make_unique<atomic_output_file>(config.output_path);
+      fill_result_json(*json_file, data, result, summary);
+    }
+    if (per_rank(config.allocation_path)) {
+      allocation_file = std::make_unique<atomic_output_file>(allocation_path);
+      fill_allocation_csv(*allocation_file, data, result);
+    }
+  } catch (const input_error& e) {
+    std::fprintf(stderr, "popalloc-solve: rank %d: %s\n", rank, e.what());
+    code = 2;
+  }
+  if (!config.allocation_path.empty() && !per_rank(config.allocation_path))
+    code = std::max(code,
+                    gather_allocation(allocation_path, data, result, rank, ranks, allocation_file));
+  if (const int worst = agree(code); worst != 0) return worst;  // the temporaries go
+  try {
+    atomic_output_file::commit_together({json_file.get(), allocation_file.get()});
+  } catch (const input_error& e) {
+    std::fprintf(stderr, "popalloc-solve: rank %d: %s\n", rank, e.what());
+    code = 2;
+  }
+  return agree(code);
 }
 
 /// One rank of `mpirun -np R popalloc-solve ...`. Input problems are found on each rank and
@@ -907,22 +943,18 @@ int run_rank(int argc, char** argv, int rank, int ranks) {
     std::printf("%s  ranks %d\n", summary_line(result, summary).c_str(), ranks);
     std::fflush(stdout);
   }
-  code = 0;
-  try {
-    if (rank == 0 && !config.output_path.empty())
-      write_result_json(config.output_path, data, result, summary);
-    if (per_rank(config.allocation_path)) write_allocation_csv(allocation_path, data, result);
-  } catch (const input_error& e) {
-    std::fprintf(stderr, "popalloc-solve: rank %d: %s\n", rank, e.what());
-    code = 2;
-  }
-  if (!config.allocation_path.empty() && !per_rank(config.allocation_path))
-    code = std::max(code, write_gathered_allocation(allocation_path, data, result, rank, ranks));
-  if (const int worst = agree(code); worst != 0) return worst;
+  // The status is the collective solve's, the same on every rank.
   const int status = exit_status_for(result.status);
-  if (status == 1 && rank == 0)
-    std::fprintf(stderr, "popalloc-solve: the solve ended with status %s\n",
-                 popalloc::to_string(result.status));
+  if (status == 1) {  // as in one process: a failed solve writes nothing
+    if (rank == 0)
+      std::fprintf(stderr, "popalloc-solve: the solve ended with status %s; no output written\n",
+                   popalloc::to_string(result.status));
+    return status;
+  }
+  if (const int worst =
+          write_rank_outputs(config, allocation_path, data, result, summary, rank, ranks);
+      worst != 0)
+    return worst;
   return status;
 }
 

@@ -49,20 +49,6 @@ popalloc::gap_measure parse_gap_measure(const std::string& text) {
   throw input_error("--gap: unknown measure '" + text + "' (automatic, objective or anchored)");
 }
 
-void write_result_json(const std::string& path, const instance& data,
-                       const popalloc::solve_result& result, const run_summary& summary) {
-  atomic_output_file file(path);
-  fill_result_json(file, data, result, summary);
-  file.commit();
-}
-
-void write_allocation_csv(const std::string& path, const instance& data,
-                          const popalloc::solve_result& result) {
-  atomic_output_file file(path);
-  fill_allocation_csv(file, data, result);
-  file.commit();
-}
-
 void fill_result_json(atomic_output_file& file, const instance& data,
                       const popalloc::solve_result& result, const run_summary& summary) {
   std::string& out = file.buffer();

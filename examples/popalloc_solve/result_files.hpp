@@ -39,21 +39,13 @@ std::string summary_line(const popalloc::solve_result& result, const run_summary
 /// \brief The --gap value: automatic, objective or anchored. \throws input_error otherwise.
 popalloc::gap_measure parse_gap_measure(const std::string& text);
 
-/// \brief Writes RESULT.json: the envelope, status, objective, dual_bound, trivial_bound,
-/// absolute_gap, relative_gap, gap_measure, gap_scale, gap_scale_name, iterations, seconds, n_jobs,
-/// n_resources, max_capacity_violation, pop_parts (with --pop K > 1 also pop_parts_seconds_sum,
-/// pop_parts_seconds_max, pop_bound_seconds; under MPI mpi_ranks), utility and prices (resource
-/// name -> price). Non-finite numbers become null. \throws input_error if the file cannot be
-/// written.
-void write_result_json(const std::string& path, const instance& data,
-                       const popalloc::solve_result& result, const run_summary& summary);
-
-/// \brief Writes ALLOCATION.csv: header id,resource,fraction and one row per positive x_ij.
-void write_allocation_csv(const std::string& path, const instance& data,
-                          const popalloc::solve_result& result);
-
-/// \brief The text of RESULT.json and ALLOCATION.csv written into `file` (not committed), so
-/// that both outputs can be published together.
+/// \brief The text of RESULT.json into `file` (not committed): the envelope, status, objective,
+/// dual_bound, trivial_bound, absolute_gap, relative_gap, gap_measure, gap_scale, gap_scale_name,
+/// iterations, seconds, n_jobs, n_resources, max_capacity_violation, pop_parts (with --pop K > 1
+/// also pop_parts_seconds_sum, pop_parts_seconds_max, pop_bound_seconds; under MPI mpi_ranks),
+/// utility and prices (resource name -> price); non-finite numbers become null. And the text of
+/// ALLOCATION.csv: header id,resource,fraction and one row per positive x_ij. Committed together
+/// by the caller, so that both outputs are published at once.
 void fill_result_json(popalloc::io::atomic_output_file& file, const instance& data,
                       const popalloc::solve_result& result, const run_summary& summary);
 void fill_allocation_csv(popalloc::io::atomic_output_file& file, const instance& data,

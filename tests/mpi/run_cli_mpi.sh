@@ -113,4 +113,27 @@ mpi 2 --generate 100,2 --write-instance same --quiet
 check "--write-instance without {rank}: exit 2" test "$status" -eq 2
 check "--write-instance without {rank}: explained" grep -q "needs {rank}" last.log
 
+# ---- A write failure on one rank leaves every old output in place and no temporary file -------
+for layout in "keep.{rank}.csv" keep.csv; do
+  printf 'old\n' >keep.json
+  printf 'old\n' >keep.0.csv
+  printf 'old\n' >keep.1.csv
+  printf 'old\n' >keep.csv
+  export POPALLOC_SOLVE_TEST_FAIL_WRITE=1
+  mpi 2 --generate 2000,4 --output keep.json --allocation "$layout" --quiet
+  unset POPALLOC_SOLVE_TEST_FAIL_WRITE
+  check "write failure on rank 1 ($layout): exit 2" test "$status" -eq 2
+  check "write failure on rank 1 ($layout): the message names rank 1" \
+    grep -q "rank 1: cannot write the outputs" last.log
+  check "write failure on rank 1 ($layout): RESULT.json untouched" grep -qx old keep.json
+  check "write failure on rank 1 ($layout): allocations untouched" \
+    test "$(cat keep.0.csv keep.1.csv keep.csv)" = "$(printf 'old\nold\nold')"
+  check "write failure on rank 1 ($layout): no temporary file left" \
+    test -z "$(find . -maxdepth 1 -name 'keep*.tmp*')"
+done
+mpi 2 --generate 2000,4 --output keep.json --allocation "keep.{rank}.csv" --quiet
+check "without the failure both ranks write (exit $status)" test "$status" -eq 0
+check "without the failure: RESULT.json and the allocations replaced" \
+  test "$(head -c 1 keep.json)$(head -n 1 keep.1.csv)" = "{id,resource,fraction"
+
 summary cli-mpi
