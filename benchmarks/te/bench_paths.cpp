@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include <popalloc/pop/partition.hpp>
+#include <popalloc/random.hpp>
 #include <popalloc/te/all.hpp>
 
 namespace te = popalloc::te;
@@ -20,7 +20,7 @@ namespace {
 /// A random connected sparse network: a random tree (each node links to an earlier one, biased
 /// to recent nodes so the diameter is large, as in Kdl's long chains) plus extra random links.
 te::topology generated(std::int32_t n, std::int32_t links, std::uint64_t seed) {
-  popalloc::pop::random_source rng(seed);
+  popalloc::random_source rng(seed);
   std::vector<te::arc> arcs;
   auto link = [&](std::int32_t u, std::int32_t v) {
     arcs.push_back({u, v, 1000.0});

@@ -12,6 +12,7 @@
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/pop.hpp"
+#include "popalloc/random.hpp"
 #include "popalloc/result.hpp"
 #include "popalloc/status.hpp"
 #include "popalloc/utility.hpp"

@@ -10,7 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <popalloc/cluster/simulator.hpp>
-#include <popalloc/pop/partition.hpp>
+#include <popalloc/random.hpp>
 
 namespace pc = popalloc::cluster;
 
@@ -54,7 +54,7 @@ pc::sim_job job_at(double arrival, double steps, std::vector<double> throughput,
 
 /// A random workload: Poisson arrivals, s in {1, 2, 4}, throughputs with a fast type 0.
 std::vector<pc::sim_job> random_workload(int n, std::uint64_t seed, double jobs_per_hour) {
-  popalloc::pop::random_source random(seed);
+  popalloc::random_source random(seed);
   std::vector<pc::sim_job> jobs;
   double clock = 0.0;
   for (int i = 0; i < n; ++i) {

@@ -184,11 +184,11 @@ TEST_CASE("traffic: uniform, bimodal and Poisson respect their ranges and means"
   CHECK(static_cast<double>(high) / static_cast<double>(off_diagonal) ==
         doctest::Approx(0.2).epsilon(0.15));
   // Poisson: sample means of small and huge lambdas.
-  popalloc::pop::random_source rng(11);
+  popalloc::random_source rng(11);
   for (const double lambda : {3.0, 50.0, 1e6, 2e11}) {
     double sum = 0.0;
     const int draws = 20000;
-    for (int q = 0; q < draws; ++q) sum += te::detail::poisson(rng, lambda);
+    for (int q = 0; q < draws; ++q) sum += popalloc::poisson(rng, lambda);
     CHECK(sum / draws == doctest::Approx(lambda).epsilon(4.0 / std::sqrt(lambda * draws) + 1e-9));
   }
   const auto intra = te::generate_traffic(g, te::traffic_model::poisson_high_intra, p, 1.0, 3);

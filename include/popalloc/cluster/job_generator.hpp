@@ -13,7 +13,7 @@
 #include "popalloc/cluster/job.hpp"
 #include "popalloc/cluster/throughputs.hpp"
 #include "popalloc/error.hpp"
-#include "popalloc/pop/partition.hpp"
+#include "popalloc/random.hpp"
 
 namespace popalloc::cluster {
 
@@ -59,9 +59,9 @@ inline std::vector<generated_job> generate_jobs(std::int64_t count, const throug
     throw invalid_problem("jobs_per_hour must be finite and >= 0");
   const std::vector<std::string> types = table.job_types();
   if (types.empty()) throw invalid_problem("the throughput table has no scale-factor-1 job types");
-  pop::random_source rng(options.seed);
+  random_source rng(options.seed);
   // SLOs come from a stream of their own, so turning them on leaves the other draws unchanged.
-  pop::random_source slo_rng(options.seed ^ 0x510c0ffee5105105ULL);
+  random_source slo_rng(options.seed ^ 0x510c0ffee5105105ULL);
   std::vector<generated_job> out;
   out.reserve(static_cast<std::size_t>(count));
   double clock = 0.0;

@@ -637,7 +637,7 @@ inline policy_outcome solve_baseline(const instance& in, const policy_options& o
     std::stable_sort(order.begin(), order.end(),
                      [&](Eigen::Index a, Eigen::Index b) { return in.arrival[a] < in.arrival[b]; });
     Eigen::VectorXd free = in.capacity;
-    pop::random_source rng(o.fifo_seed);
+    random_source rng(o.fifo_seed);
     for (const Eigen::Index i : order) {
       std::vector<Eigen::Index> fits;
       for (Eigen::Index w = 0; w < in.types(); ++w)

@@ -26,7 +26,7 @@
 
 #include "popalloc/cluster/round_mechanism.hpp"
 #include "popalloc/error.hpp"
-#include "popalloc/pop/partition.hpp"
+#include "popalloc/random.hpp"
 
 namespace popalloc::cluster {
 
@@ -288,7 +288,7 @@ inline sim_result simulate_impl(const std::vector<sim_job>& jobs, const std::vec
       if (sorted.size() != types || sorted[w] != static_cast<int>(w))
         throw invalid_problem("simulate: type_order must list every GPU type once");
   }
-  pop::random_source random(options.seed);
+  random_source random(options.seed);
 
   const auto n = static_cast<std::int64_t>(jobs.size());
   const bool windowed = options.window_last > options.window_first;

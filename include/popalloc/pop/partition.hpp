@@ -18,33 +18,12 @@
 #include <Eigen/Core>
 
 #include "popalloc/error.hpp"
+#include "popalloc/random.hpp"
 
 namespace popalloc::pop {
 
-/// \brief Portable random numbers for POP (same sequence on every platform for a seed).
-class random_source {
- public:
-  explicit random_source(std::uint64_t seed) : engine_(seed) {}
-
-  /// \brief Uniform integer in [0, bound), bound >= 1, by rejection (no modulo bias).
-  std::uint64_t below(std::uint64_t bound) {
-    if (bound <= 1) return 0;
-    // Reject the top partial block so every residue is equally likely.
-    const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
-                                std::numeric_limits<std::uint64_t>::max() % bound;
-    std::uint64_t x = engine_();
-    while (x >= limit) x = engine_();
-    return x % bound;
-  }
-
-  /// \brief Uniform double in [0, 1) from 53 random bits.
-  double unit() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-
-  std::mt19937_64& engine() { return engine_; }
-
- private:
-  std::mt19937_64 engine_;
-};
+/// \brief POP's draws come from popalloc::random_source (random.hpp); the old name stays.
+using popalloc::random_source;
 
 /// \brief Assignment of n clients to k sub-problems (parts).
 struct partition {

@@ -3,10 +3,10 @@
 /// \brief Traffic-matrix models of POP's TE benchmark (gravity, uniform, bimodal, Poisson with
 /// hop decay) with POP's per-topology parameters, a scale factor and an explicit seed.
 ///
-/// Random draws use popalloc::pop::random_source (mt19937_64 with popalloc's own uniform, normal
-/// and Poisson transforms), so a seed gives the same matrix with every standard library. POP's
-/// published matrices were drawn by numpy: these are matrices of the same models, not the same
-/// draws.
+/// Random draws use popalloc::random_source (random.hpp: mt19937_64 with popalloc's own uniform,
+/// normal and Poisson transforms), so a seed gives the same matrix with every standard library.
+/// POP's published matrices were drawn by numpy: these are matrices of the same models, not the
+/// same draws.
 #pragma once
 
 #include <cmath>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "popalloc/error.hpp"
-#include "popalloc/pop/partition.hpp"
+#include "popalloc/random.hpp"
 #include "popalloc/te/topology.hpp"
 
 namespace popalloc::te {
@@ -112,43 +112,6 @@ inline traffic_parameters default_traffic_parameters(const std::string& topology
 
 namespace detail {
 
-/// Standard normal by Box-Muller (one value per call: simple and reproducible).
-inline double standard_normal(pop::random_source& rng) {
-  double u = rng.unit();
-  while (u <= 0.0) u = rng.unit();
-  const double v = rng.unit();
-  return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * 3.14159265358979323846 * v);
-}
-
-/// Poisson(lambda): multiplication method below 30, Hormann's PTRS (transformed rejection with
-/// squeeze) above; exact in distribution for every lambda a double can hold.
-inline double poisson(pop::random_source& rng, double lambda) {
-  if (!(lambda > 0.0)) return 0.0;
-  if (lambda < 30.0) {
-    const double limit = std::exp(-lambda);
-    double product = rng.unit();
-    double k = 0.0;
-    while (product > limit) {
-      product *= rng.unit();
-      k += 1.0;
-    }
-    return k;
-  }
-  const double slam = std::sqrt(lambda), loglam = std::log(lambda);
-  const double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-  const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4), v_r = 0.9277 - 3.6224 / (b - 2.0);
-  for (;;) {
-    const double u = rng.unit() - 0.5, v = rng.unit();
-    const double us = 0.5 - std::abs(u);
-    const double k = std::floor((2.0 * a / us + b) * u + lambda + 0.43);
-    if (us >= 0.07 && v <= v_r) return k;
-    if (k < 0.0 || (us < 0.013 && v > us)) continue;
-    if (std::log(v) + std::log(inv_alpha) - std::log(a / (us * us) + b) <=
-        -lambda + k * loglam - std::lgamma(k + 1.0))
-      return k;
-  }
-}
-
 /// Hop counts between all pairs (BFS per source), row-major n x n; -1 if unreachable.
 inline std::vector<std::int32_t> hop_counts(const topology& g) {
   const auto n = static_cast<std::size_t>(g.nodes);
@@ -193,7 +156,7 @@ inline std::vector<double> generate_traffic(const topology& g, traffic_model mod
   if (p.bimodal_fraction > 1.0) throw invalid_options("bimodal fraction must be <= 1");
   const auto n = static_cast<std::size_t>(g.nodes);
   std::vector<double> d(n * n, 0.0);
-  pop::random_source rng(seed);
+  random_source rng(seed);
   auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * rng.unit(); };
   switch (model) {
     case traffic_model::gravity: {
@@ -213,7 +176,7 @@ inline std::vector<double> generate_traffic(const topology& g, traffic_model mod
           const double rest = total_in - in[u];
           const double frac =
               total_out > 0.0 && rest > 0.0 ? (out[u] / total_out) * in[v] / rest : 0.0;
-          const double draw = frac + frac / 4.0 * detail::standard_normal(rng);
+          const double draw = frac + frac / 4.0 * standard_normal(rng);
           d[u * n + v] = std::max(draw, 0.0) * p.gravity_total_demand;
         }
       break;
@@ -242,7 +205,7 @@ inline std::vector<double> generate_traffic(const topology& g, traffic_model mod
       for (std::size_t u = 0; u < n; ++u)
         for (std::size_t v = 0; v < n; ++v) {
           if (u == v || hops[u * n + v] < 0) continue;
-          d[u * n + v] = detail::poisson(rng, lambda * std::pow(decay, hops[u * n + v])) * factor;
+          d[u * n + v] = poisson(rng, lambda * std::pow(decay, hops[u * n + v])) * factor;
         }
       break;
     }
