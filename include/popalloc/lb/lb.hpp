@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief Shard placement (POP's load-balancing experiment): everything in popalloc::lb except the
-/// exact MILP, which needs COIN-OR CBC and lives in examples/popalloc_lb/milp_cbc.hpp.
+/// \brief Shard placement (POP's load-balancing experiment): everything in popalloc::lb. The exact
+/// MILP needs COIN-OR CBC, so it is not part of the header-only library: popalloc-lb's
+/// `--solver milp` runs it (docs/load-balancing.md).
 #pragma once
 
 #include "popalloc/lb/benchmark.hpp"
