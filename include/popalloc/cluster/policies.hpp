@@ -467,7 +467,8 @@ double worst_floor_shortfall(const Eigen::VectorXd& floors, const Throughput& th
 /// sum_q min(t_q / L_q - 1, 0) (target priority, weight 1 / L_q). The dual bound certifies
 /// infeasibility when it is below -tolerance; an undecided solve counts as feasible.
 inline bool slo_floors_feasible(const dense_problem<double>& d, const Eigen::VectorXd& floors,
-                                solver_options s, double tolerance, policy_outcome& out) {
+                                solver_options s, double tolerance, policy_outcome& out,
+                                const progress_callback& callback = {}) {
   dense_problem<double> check = d;
   check.target = floors;
   check.weight = Eigen::VectorXd::Zero(floors.size());
@@ -476,7 +477,7 @@ inline bool slo_floors_feasible(const dense_problem<double>& d, const Eigen::Vec
   s.relative_gap = 0.0;
   s.absolute_gap = tolerance;
   s.warm_start_prices.resize(0);
-  const solve_result r = popalloc::solve(check, utility::target_priority{}, s);
+  const solve_result r = popalloc::solve(check, utility::target_priority{}, s, callback);
   ++out.solves;
   return !(r.dual_bound < -tolerance);
 }
@@ -528,7 +529,7 @@ inline solve_result solve_with_slo_floors(dense_problem<double>& d, const Eigen:
       if (shortfall(r) <= met) return r;
       if (!checked) {
         checked = true;
-        if (!slo_floors_feasible(d, floors, base, met, out)) break;
+        if (!slo_floors_feasible(d, floors, base, met, out, callback)) break;
       }
       s.warm_start_prices = r.prices;
     }
