@@ -268,11 +268,11 @@ class engine {
     tier_table tiers{ones, (spare.array() > 0.0).cast<double>().matrix(), zeros, zeros};
     repaired_primal round = topup_pass(tiers, 0, usage);
     if (!acceptable(round.utility)) return not_acceptable(std::move(round));
-    if (fits(usage, spare)) return remembered(tiers, std::move(round));
+    if (fits(usage, spare)) return round;  // topup_pass kept its tiers
     // 2.
     tiers.first_preference = fit(usage, spare);
     round = topup_pass(tiers, 0, usage);
-    if (fits(usage, spare)) return remembered(tiers, std::move(round));
+    if (fits(usage, spare)) return round;
     tiers.first_fill = fit(usage, spare);
     // 3. A resource can take at most its room of the overflow: weighed by that share, a fast
     //    resource with little room left draws few of the jobs that overflow elsewhere.
@@ -283,7 +283,7 @@ class engine {
     tiers.second_fill = ones;
     round = topup_pass(tiers, 1, usage);
     if (!acceptable(round.utility)) return not_acceptable(std::move(round));
-    if (fits(usage, left)) return remembered(tiers, std::move(round));
+    if (fits(usage, left)) return round;
     // 4.
     tiers.second_fill = fit(usage, left);
     ++topup_passes_;
@@ -401,16 +401,12 @@ class engine {
     Eigen::VectorXd first_fill, first_preference, second_fill, second_preference;
   };
 
-  /// `tiers` become the scratch allocation's top-ups (keep_scratch).
-  void remember_tiers(const tier_table& tiers) {
+  /// `tiers` become the scratch allocation's top-ups (keep_scratch) and the table in the
+  /// backend's memory.
+  topup_tiers upload_tiers(const tier_table& tiers) {
     scratch_fill_.resize(4 * m_);
     scratch_fill_ << tiers.first_fill, tiers.first_preference, tiers.second_fill,
         tiers.second_preference;
-  }
-
-  /// remember_tiers, and the table in the backend's memory.
-  topup_tiers upload_tiers(const tier_table& tiers) {
-    remember_tiers(tiers);
     exec_.upload(scratch_fill_.data(), static_cast<std::size_t>(4 * m_), fill_);
     return {Executor::data(fill_), m_};
   }
@@ -421,12 +417,6 @@ class engine {
     repaired_primal out = repair_uploaded(upload_tiers(tiers), tracked);
     tier_usage = Eigen::Map<const Eigen::VectorXd>(sums_.data() + m_ + 3, m_);
     return out;
-  }
-
-  /// `round`, the repair under `tiers`, whose top-ups all fit.
-  repaired_primal remembered(const tier_table& tiers, repaired_primal round) {
-    remember_tiers(tiers);
-    return round;
   }
 
   /// A top-up round whose objective at fill ratio 1 misses the tolerance: no result.
