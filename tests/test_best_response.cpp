@@ -189,6 +189,7 @@ void compare_exact_terms(const Utility& u) {
     const auto p = popalloc_test::random_problem(n, m, 900 + seed);
     engine smoothed(p, u, popalloc::detail::host_executor(1));
     engine exact(p, u, popalloc::detail::host_executor(1));
+    smoothed.marginal_prices(p.capacity);  // sets the regularisation scales
     std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
     for (const double level : {1e-1, 1e-3, 1e-6}) {
       for (int k = 0; k < 40; ++k) {

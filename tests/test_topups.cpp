@@ -86,6 +86,7 @@ TEST_CASE("[topups] hand-solved: the scaled resource's loss moves to the spare o
   const popalloc::utility::target_priority u;
   p.validate(u);
   engine_type<popalloc::utility::target_priority> engine(p, u, executor(1));
+  engine.marginal_prices(p.capacity);  // sets the regularisation scales
   popalloc::detail::evaluation e;
   engine.evaluate(Eigen::Vector2d::Zero(), 0.1, false, e);
   REQUIRE(e.usage[0] == doctest::Approx(0.5).epsilon(1e-12));
@@ -138,6 +139,7 @@ TEST_CASE("[topups] hand-solved: the second round moves top-ups to a slower reso
   const popalloc::utility::target_priority u;
   p.validate(u);
   engine_type<popalloc::utility::target_priority> engine(p, u, executor(1));
+  engine.marginal_prices(p.capacity);  // sets the regularisation scales
   popalloc::detail::evaluation e;
   engine.evaluate(Eigen::Vector3d::Zero(), 0.1, false, e);
   REQUIRE(e.usage[1] == doctest::Approx(20.0 / 7.25).epsilon(1e-12));

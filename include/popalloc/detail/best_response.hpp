@@ -87,12 +87,16 @@ POPALLOC_HD inline segment walk_hull(const View& view, std::int64_t i, const dou
   }
 }
 
-/// Regularisation scale of job i: kappa_i = level * f'(0+) * max_o a_o. At level 1 the
-/// regulariser (kappa/2)|x|^2 is as large as the job's utility of its best option, so `level` is
-/// the relative size of the smoothing.
+/// Regularisation scale of job i: kappa_i = level * f'(t_s) * max_o a_o / s, where s in (0, 1]
+/// is the time the job can expect (`share`) and t_s = s max_o a_o (f'(0+) where it is finite).
+/// At level 1 the regulariser's slope (kappa_i) s equals the utility's f'(t_s) max_o a_o there, so
+/// `level` is the relative size of the smoothing at the job's own scale. With s = 1 at a job's
+/// full time: a job that can expect a billionth of its time (capacities of 1e-9) is smoothed on
+/// the scale of its fractions, where kappa = level f'(a) a would be swamped by the prices, and
+/// its response (nu a - price) / kappa would lose every digit to cancellation.
 template <class View, class Utility>
 POPALLOC_HD inline double regularization_scale(const View& view, std::int64_t i,
-                                               const Utility& utility) {
+                                               const Utility& utility, double share = 1.0) {
   double amax = 0.0;
   const std::int32_t count = view.option_count(i);
   for (std::int32_t o = 0; o < count; ++o) {
@@ -101,8 +105,9 @@ POPALLOC_HD inline double regularization_scale(const View& view, std::int64_t i,
   }
   const job_parameters job = view.parameters(i);
   double slope = utility.marginal(0.0, job);
-  if (!(slope < HUGE_VAL)) slope = utility.marginal(amax, job);  // e.g. log: f'(0) infinite
-  return amax > 0.0 && slope > 0.0 && slope < HUGE_VAL ? slope * amax : 0.0;
+  if (!(slope < HUGE_VAL)) slope = utility.marginal(amax * share, job);  // log: f'(0) infinite
+  const double scale = slope * amax / share;
+  return amax > 0.0 && slope > 0.0 && scale < HUGE_VAL ? scale : 0.0;
 }
 
 }  // namespace popalloc::detail

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -165,12 +166,7 @@ class engine {
     kept_factors_ = Eigen::VectorXd::Ones(m_);
     exec_.fill(n, 0.0, slope_memory_);
     if constexpr (Utility::piecewise_linear) exec_.fill(n, std::int32_t{1}, slack_memory_);
-    {
-      exec_.allocate(n, kappa_scale_);
-      smoothing_scale_pass<view_type, Utility> pass{storage_.view, utility_,
-                                                    Executor::data(kappa_scale_)};
-      exec_.for_each(n_, pass);
-    }
+    exec_.allocate(n, kappa_scale_);  // written by marginal_prices
   }
 
   /// Dense options consume one resource each, so scaling resources scales options and the
@@ -360,7 +356,8 @@ class engine {
     Eigen::VectorXd equal_share, at_zero;
   };
 
-  /// One pass over the jobs: both marginal-value estimates and idle_utility().
+  /// One pass over the jobs: both marginal-value estimates, idle_utility() and the jobs'
+  /// regularisation scales, which every smoothed evaluation needs: call it first.
   marginal_values marginal_prices(const Eigen::VectorXd& capacity) {
     // The equal share needs the total job count; a reduction gives it for sharded backends too.
     double n = 0.0;
@@ -368,14 +365,15 @@ class engine {
     Eigen::VectorXd capacity_and_share(2 * m_);
     capacity_and_share << capacity, capacity / n;
     exec_.upload(capacity_and_share.data(), static_cast<std::size_t>(2 * m_), factors_);
-    initial_price_pass<view_type, Utility> pass{storage_.view, utility_, Executor::data(factors_),
-                                                m_, n};
+    initial_price_pass<view_type, Utility> pass{
+        storage_.view, utility_, Executor::data(factors_), m_, n, Executor::data(kappa_scale_)};
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
     const auto idle = static_cast<std::size_t>(2 * m_);
     idle_utility_ = sums_[idle + 1] == 0.0 ? sums_[idle] : -std::numeric_limits<double>::infinity();
     elasticity_ = sums_[idle + 2];
     unlimited_utility_ = sums_[idle + 3];
+    kappa_scale_ready_ = true;
     return {Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_) / n,
             Eigen::Map<const Eigen::VectorXd>(sums_.data() + m_, m_) / n};
   }
@@ -575,6 +573,8 @@ class engine {
             Executor::data(s.extra)};
   }
   const double* kappa_scale_for(double level) {
+    if (level > 0.0 && !kappa_scale_ready_)
+      throw std::logic_error("popalloc engine: marginal_prices() must precede smoothed passes");
     return level > 0.0 ? Executor::data(kappa_scale_) : nullptr;
   }
   Executor exec_;
@@ -589,6 +589,7 @@ class engine {
   Eigen::VectorXd scratch_fill_, kept_fill_;
   int topup_passes_ = 0;
   typename Executor::template vector<double> kappa_scale_, factors_, fill_, slope_memory_;
+  bool kappa_scale_ready_ = false;
   typename Executor::template vector<std::int32_t> slack_memory_;  ///< see evaluate_pass
   std::vector<double> sums_;
   double idle_utility_ = 0.0;
