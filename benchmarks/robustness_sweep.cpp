@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Small random problems across the supported range of capacities, weights and targets:
+/// how many converge, per utility, and which do not. Every answer must be finite and feasible
+/// whatever its status (the exit status checks that).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+
+#include <popalloc/popalloc.hpp>
+
+#include "support/instances.hpp"
+
+namespace {
+
+constexpr const char* usage_text = R"(Usage: robustness_sweep [options]
+
+Solves --trials random problems of 1-6 jobs and 1-4 resources under linear, target-priority and
+log utilities: throughputs U(0.1, 2) (a quarter of them 0, at least one positive per job),
+capacities drawn from {1e-12, 1e-9, 1e-6, 1e-3, 1, 50}, weights from {1e-3, 1, 1e3}, targets
+from the capacities' grid times U(0.1, 2). Prints the count of each status per utility and the
+first --show problems of each utility and status other than converged.
+
+  --trials N       problems (default 1000)
+  --seed S         (default 5)
+  --tolerance TOL  relative duality gap (default 1e-4)
+  --show K         problems listed per utility and status (default 3)
+  --help
+
+Exit status 1 when an answer is not finite or not feasible (any status), 2 on a usage error.
+)";
+
+struct sweep_options {
+  int trials = 1000;
+  unsigned long seed = 5;
+  double tolerance = 1e-4;
+  int show = 3;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::fprintf(stderr, "robustness_sweep: %s\n", what.c_str());
+  std::exit(2);
+}
+
+double parse_number(const char* text, const char* flag, double lo, double hi) {
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(value >= lo && value <= hi))
+    usage_error(std::string(flag) + " takes a number in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "], got '" + text + "'");
+  return value;
+}
+
+sweep_options parse(int argc, char** argv) {
+  sweep_options o;
+  for (int k = 1; k < argc; ++k) {
+    const std::string flag = argv[k];
+    if (flag == "--help") {
+      std::fputs(usage_text, stdout);
+      std::exit(0);
+    }
+    if (k + 1 >= argc) usage_error("unknown option or missing value: '" + flag + "'");
+    const char* value = argv[++k];
+    if (flag == "--trials") {
+      o.trials = static_cast<int>(parse_number(value, "--trials", 1, 1e7));
+    } else if (flag == "--seed") {
+      o.seed = static_cast<unsigned long>(parse_number(value, "--seed", 0, 4e9));
+    } else if (flag == "--tolerance") {
+      o.tolerance = parse_number(value, "--tolerance", 1e-12, 0.1);
+    } else if (flag == "--show") {
+      o.show = static_cast<int>(parse_number(value, "--show", 0, 1e6));
+    } else {
+      usage_error("unknown option '" + flag + "'");
+    }
+  }
+  return o;
+}
+
+popalloc::dense_problem<double> draw_problem(std::mt19937_64& rng) {
+  static constexpr double capacities[] = {1e-12, 1e-9, 1e-6, 1e-3, 1.0, 50.0};
+  static constexpr double weights[] = {1e-3, 1.0, 1e3};
+  std::uniform_real_distribution<double> speed(0.1, 2.0);
+  const int n = 1 + static_cast<int>(rng() % 6), m = 1 + static_cast<int>(rng() % 4);
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(n, m);
+  p.capacity.resize(m);
+  p.weight.resize(n);
+  p.target.resize(n);
+  for (int i = 0; i < n; ++i) {
+    p.weight[i] = weights[rng() % 3];
+    bool usable = false;
+    for (int j = 0; j < m; ++j) {
+      p.throughput(i, j) = rng() % 4 == 0 ? 0.0 : speed(rng);
+      usable = usable || p.throughput(i, j) > 0.0;
+    }
+    if (!usable) p.throughput(i, 0) = 1.0;
+  }
+  for (int j = 0; j < m; ++j) p.capacity[j] = capacities[rng() % 6];
+  for (int i = 0; i < n; ++i) p.target[i] = capacities[rng() % 6] * speed(rng);
+  return p;
+}
+
+std::string describe(const popalloc::dense_problem<double>& p) {
+  std::string out = std::to_string(p.jobs()) + " jobs, capacities";
+  char number[32];
+  for (Eigen::Index j = 0; j < p.resources(); ++j) {
+    std::snprintf(number, sizeof number, " %g", p.capacity[j]);
+    out += number;
+  }
+  out += ", weights";
+  for (Eigen::Index i = 0; i < p.jobs(); ++i) {
+    std::snprintf(number, sizeof number, " %g", p.weight[i]);
+    out += number;
+  }
+  return out;
+}
+
+template <class Utility>
+bool run(const popalloc::dense_problem<double>& p, const Utility& utility, const char* name,
+         int trial, const sweep_options& options, std::map<std::string, int>& counts) {
+  popalloc::solver_options o;
+  o.relative_gap = options.tolerance;
+  o.threads = 1;
+  const auto r = popalloc::solve(p, utility, o);
+  const std::string key = std::string(name) + " " + popalloc::to_string(r.status);
+  const int seen = ++counts[key];
+  if (r.status != popalloc::solve_status::converged && seen <= options.show)
+    std::printf("trial %d, %s: %s, objective %.9g, bound %.9g, relative gap %.2e (%s)\n", trial,
+                name, popalloc::to_string(r.status), r.primal_objective, r.dual_bound,
+                r.relative_gap, describe(p).c_str());
+  const bool finite = r.throughput.allFinite() && r.prices.allFinite() &&
+                      !std::isnan(r.primal_objective) && !std::isnan(r.dual_bound);
+  const bool feasible = popalloc_test::allocation_violation(p, r) <= 0.0;
+  if (!finite || !feasible)
+    std::printf("trial %d, %s: %s answer (%s)\n", trial, name, finite ? "infeasible" : "non-finite",
+                describe(p).c_str());
+  return finite && feasible;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const sweep_options options = parse(argc, argv);
+  std::mt19937_64 rng(options.seed);
+  std::map<std::string, int> counts;
+  bool sound = true;
+  for (int trial = 0; trial < options.trials; ++trial) {
+    const auto p = draw_problem(rng);
+    sound &= run(p, popalloc::utility::linear{}, "linear", trial, options, counts);
+    sound &=
+        run(p, popalloc::utility::target_priority{}, "target-priority", trial, options, counts);
+    sound &= run(p, popalloc::utility::log{}, "log", trial, options, counts);
+  }
+  std::printf("\n%d problems, tolerance %g, seed %lu:\n", options.trials, options.tolerance,
+              options.seed);
+  for (const auto& [key, count] : counts) std::printf("  %-34s %d\n", key.c_str(), count);
+  return sound ? 0 : 1;
+}
