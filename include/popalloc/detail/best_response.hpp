@@ -88,12 +88,12 @@ POPALLOC_HD inline segment walk_hull(const View& view, std::int64_t i, const dou
 }
 
 /// Regularisation scale of job i: kappa_i = level * f'(t_s) * max_o a_o / s, where s in (0, 1]
-/// is the time the job can expect (`share`) and t_s = s max_o a_o (f'(0+) where it is finite).
-/// At level 1 the regulariser's slope (kappa_i) s equals the utility's f'(t_s) max_o a_o there, so
-/// `level` is the relative size of the smoothing at the job's own scale. With s = 1 at a job's
-/// full time: a job that can expect a billionth of its time (capacities of 1e-9) is smoothed on
-/// the scale of its fractions, where kappa = level f'(a) a would be swamped by the prices, and
-/// its response (nu a - price) / kappa would lose every digit to cancellation.
+/// is the share of its time the job can expect (`share`; 1: all of it) and t_s = s max_o a_o
+/// (f'(0+) where it is finite). At level 1 the regulariser's slope at x = s, kappa_i s, equals the
+/// utility's f'(t_s) max_o a_o, so `level` is the relative size of the smoothing at the job's own
+/// scale. A job that can expect a billionth of its time (capacities of 1e-9) is smoothed at the
+/// scale of its fractions: at s = 1 its kappa would be a billionth of the prices' scale, and its
+/// response (nu a - price) / kappa would lose every digit to cancellation.
 template <class View, class Utility>
 POPALLOC_HD inline double regularization_scale(const View& view, std::int64_t i,
                                                const Utility& utility, double share = 1.0) {

@@ -934,12 +934,9 @@ struct job_count_pass {
 /// How many times its equal share of the capacities a job's smoothing assumes it may get. The
 /// equal share undercounts what a job gets once other jobs leave its resources for their
 /// alternatives (a job confined to a scarce resource: the 1/n share assumes all n jobs stay on
-/// it), and where it is 1/16 of the job's time or more the smoothing keeps the full-time scale
-/// (at the benchmark's families' own scale, where it was tuned). Measured on 1,000 random log
-/// problems of 1-6 jobs with capacities of 1e-12 to 50 and weights of 1e-3 to 1e3: 956 converge
-/// (595 with the full-time scale, 970 with a headroom of 1, 882 with 100); with 1, a job confined
-/// to a resource of capacity 1e-12 beside ones of ~100 stalls, and two families at 1e6 x 8 need
-/// an evaluation more.
+/// it). Where the equal share is 1/16 of the job's time or more the smoothing keeps the full-time
+/// scale, so problems at ordinary scales keep the smoothing the method's other constants were
+/// chosen with (docs/method.md, "Why regularise", has the choice between 1, 16 and 100).
 constexpr double share_headroom = 16.0;
 
 /// Marginal value of each resource at an equal-share allocation (resalloc's initial prices,
