@@ -197,7 +197,8 @@ TEST_CASE(
       CAPTURE(weights[0]);
       const std::string status = popalloc::to_string(r.status);
       CAPTURE(status);
-      // The log gap's scale: max(|objective|, |bound|, sum of weights) (docs/method.md, "gap").
+      // The log gap's scale: max(|objective|, |bound|, sum of weights) (docs/method.md,
+      // "Certificate", the anchored measure).
       const double scale = std::max(std::abs(optimum), p.weight.sum());
       CHECK(r.status == popalloc::solve_status::converged);
       CHECK(r.primal_objective <= optimum + 1e-9 * scale);
