@@ -87,23 +87,17 @@ POPALLOC_HD inline segment walk_hull(const View& view, std::int64_t i, const dou
   }
 }
 
-/// Regularisation scale of job i: kappa_i = level * f'(t_s) * max_o a_o / s, where s in (0, 1]
-/// is the share of its time the job can expect (`share`; 1: all of it) and t_s = s max_o a_o
-/// (f'(0+) where it is finite). At level 1 the regulariser's slope at x = s, kappa_i s, equals the
-/// utility's f'(t_s) max_o a_o, so `level` is the relative size of the smoothing at the job's own
-/// scale. A job that can expect a billionth of its time (capacities of 1e-9) is smoothed at the
-/// scale of its fractions: at s = 1 its kappa would be a billionth of the prices' scale, and its
-/// response (nu a - price) / kappa would lose every digit to cancellation.
-template <class View, class Utility>
-POPALLOC_HD inline double regularization_scale(const View& view, std::int64_t i,
-                                               const Utility& utility, double share = 1.0) {
-  double amax = 0.0;
-  const std::int32_t count = view.option_count(i);
-  for (std::int32_t o = 0; o < count; ++o) {
-    const double a = view.value(i, o);
-    if (a > amax) amax = a;
-  }
-  const job_parameters job = view.parameters(i);
+/// Regularisation scale of a job whose fastest option has throughput `amax` = max_o a_o:
+/// kappa_i = level * f'(t_s) * amax / s, where s in (0, 1] is the share of its time the job can
+/// expect (`share`; 1: all of it) and t_s = s amax (f'(0+) where it is finite). At level 1 the
+/// regulariser's slope at x = s, kappa_i s, equals the utility's f'(t_s) amax, so `level` is the
+/// relative size of the smoothing at the job's own scale. A job that can expect a billionth of
+/// its time (capacities of 1e-9) is smoothed at the scale of its fractions: at s = 1 its kappa
+/// would be a billionth of the prices' scale, and its response (nu a - price) / kappa would lose
+/// every digit to cancellation.
+template <class Utility>
+POPALLOC_HD inline double regularization_scale(double amax, const job_parameters& job,
+                                               const Utility& utility, double share) {
   double slope = utility.marginal(0.0, job);
   if (!(slope < HUGE_VAL)) slope = utility.marginal(amax * share, job);  // log: f'(0) infinite
   const double scale = slope * amax / share;

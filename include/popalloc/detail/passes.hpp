@@ -1001,7 +1001,7 @@ struct initial_price_pass {
     if (share_sum > 1.0) tau /= share_sum;
     const double expected_time = share_headroom * share_sum;
     const bool by_share = !Utility::piecewise_linear && expected_time > 0.0 && expected_time < 1.0;
-    kappa_scale[i] = regularization_scale(view, i, utility, by_share ? expected_time : 1.0);
+    kappa_scale[i] = regularization_scale(fastest, job, utility, by_share ? expected_time : 1.0);
     double marginal = utility.marginal(tau, job);
     double marginal_at_zero = utility.marginal(0.0, job);
     if (!is_finite(marginal)) marginal = 0.0;
