@@ -515,9 +515,14 @@ namespace detail {
 /// A sample start's solve is there for its prices; the full solve also for its allocation.
 enum class solve_role { full, sample };
 
+/// `start`: the first smoothing level of a warm start (options.warm_start_prices) whose prices
+/// come from a solve of the same problem, or of one close to it; `memory`: the jobs' search
+/// starts from that solve (incremental_solver).
 template <class Backend, class Problem, class Utility>
 solve_result solve_as(solve_role role, const Problem& problem, const Utility& utility,
-                      const solver_options& options, const progress_callback& callback) {
+                      const solver_options& options, const progress_callback& callback,
+                      sample_start_level start = {},
+                      job_memory<typename executor_for<Backend>::type>* memory = nullptr) {
   static_assert(detail::check_utility<Utility>());
   const detail::stopwatch clock;
   options.validate();
@@ -530,7 +535,7 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
   using executor = typename detail::executor_for<Backend>::type;
   solve_result result;
   solver_options run_options = options;  // the sample start may add starting prices
-  detail::sample_start_level start_level;
+  detail::sample_start_level start_level = start;
   if constexpr (detail::is_dense_problem<Problem>::value) {
     const std::int64_t stride = detail::sample_stride(problem, Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
@@ -543,7 +548,8 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
     }
   }
   try {
-    detail::engine<executor, Problem, Utility> engine(problem, utility, executor(options.threads));
+    detail::engine<executor, Problem, Utility> engine(problem, utility, executor(options.threads),
+                                                      memory);
     detail::price_discovery<decltype(engine)> method(engine, capacity, run_options, callback,
                                                      clock);
     method.start_at_level(start_level.level, start_level.exactly);

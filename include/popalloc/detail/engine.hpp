@@ -122,6 +122,15 @@ class problem_storage<Executor, bundle_problem<Scalar>> {
   typename Executor::template vector<unsigned char> closed_;
 };
 
+/// Per-job starting points of the regularised responses' searches (evaluate_pass::slope_memory,
+/// slack_memory). An engine keeps its own; incremental_solver keeps one across the solves of a
+/// changing problem, so that unchanged jobs start their first evaluation where they ended.
+template <class Executor>
+struct job_memory {
+  typename Executor::template vector<double> slope;
+  typename Executor::template vector<std::int32_t> slack;  ///< piecewise-linear utilities only
+};
+
 /// Sums of one dual evaluation (host memory).
 struct evaluation {
   Eigen::VectorXd usage;    ///< resource usage of the smoothed best responses
@@ -148,12 +157,16 @@ struct repaired_primal {
 template <class Executor, class Problem, class Utility>
 class engine {
  public:
-  engine(const Problem& problem, const Utility& utility, Executor exec)
+  /// `memory`: the per-job search starts to use and update, or null for the engine's own. One
+  /// whose size is not the job count is reset.
+  engine(const Problem& problem, const Utility& utility, Executor exec,
+         job_memory<Executor>* memory = nullptr)
       : exec_(std::move(exec)),
         storage_(exec_, problem),
         utility_(utility),
         n_(problem.jobs()),
-        m_(static_cast<std::int32_t>(problem.resources())) {
+        m_(static_cast<std::int32_t>(problem.resources())),
+        shared_memory_(memory) {
     const auto n = static_cast<std::size_t>(n_);
     for (auto& s : state_) {
       exec_.fill(n, std::int32_t{-1}, s.left);
@@ -164,8 +177,10 @@ class engine {
       exec_.upload(s.host_prices.data(), static_cast<std::size_t>(m_), s.prices);
     }
     kept_factors_ = Eigen::VectorXd::Ones(m_);
-    exec_.fill(n, 0.0, slope_memory_);
-    if constexpr (Utility::piecewise_linear) exec_.fill(n, std::int32_t{1}, slack_memory_);
+    job_memory<Executor>& starts = search_starts();
+    if (starts.slope.size() != n) exec_.fill(n, 0.0, starts.slope);
+    if constexpr (Utility::piecewise_linear)
+      if (starts.slack.size() != n) exec_.fill(n, std::int32_t{1}, starts.slack);
     exec_.allocate(n, kappa_scale_);  // written by marginal_prices
   }
 
@@ -200,8 +215,9 @@ class engine {
     pass.hessian = with_hessian;
     pass.exact_dual = exact_dual;
     pass.state = pointers(s);
-    pass.slope_memory = Executor::data(slope_memory_);
-    if constexpr (Utility::piecewise_linear) pass.slack_memory = Executor::data(slack_memory_);
+    pass.slope_memory = Executor::data(search_starts().slope);
+    if constexpr (Utility::piecewise_linear)
+      pass.slack_memory = Executor::data(search_starts().slack);
     pass.fold_repair = fold_repair;
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
@@ -572,6 +588,9 @@ class engine {
     return {Executor::data(s.left), Executor::data(s.right), Executor::data(s.theta),
             Executor::data(s.extra)};
   }
+  job_memory<Executor>& search_starts() {
+    return shared_memory_ != nullptr ? *shared_memory_ : own_memory_;
+  }
   const double* kappa_scale_for(double level) {
     if (level > 0.0 && !kappa_scale_ready_)
       throw std::logic_error("popalloc engine: marginal_prices() must precede smoothed passes");
@@ -588,9 +607,10 @@ class engine {
   /// Top-up tiers (topup_tiers) of the scratch and the kept allocation (empty: none).
   Eigen::VectorXd scratch_fill_, kept_fill_;
   int topup_passes_ = 0;
-  typename Executor::template vector<double> kappa_scale_, factors_, fill_, slope_memory_;
+  typename Executor::template vector<double> kappa_scale_, factors_, fill_;
   bool kappa_scale_ready_ = false;
-  typename Executor::template vector<std::int32_t> slack_memory_;  ///< see evaluate_pass
+  job_memory<Executor> own_memory_;
+  job_memory<Executor>* shared_memory_;
   std::vector<double> sums_;
   double idle_utility_ = 0.0;
   double elasticity_ = 0.0;
