@@ -10,6 +10,7 @@
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
+#include "popalloc/incremental.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/pop.hpp"
 #include "popalloc/random.hpp"
