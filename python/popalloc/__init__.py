@@ -13,7 +13,8 @@ with a dual bound, so the gap is a certificate.
 
 Entry points: :func:`solve` (a dense throughput matrix), :func:`solve_bundle` (options that
 consume several resources, given as a sparse matrix), :func:`pop_solve` (POP: partition, solve,
-coalesce), :mod:`popalloc.gavel` (drop-in replacements for Gavel's policies),
+coalesce), :class:`IncrementalSolver` (re-planning while jobs arrive, leave and change),
+:mod:`popalloc.gavel` (drop-in replacements for Gavel's policies),
 :mod:`popalloc.te` (traffic engineering) and :mod:`popalloc.lb` (load balancing).
 """
 
@@ -38,6 +39,7 @@ __all__ = [
     "solve",
     "solve_bundle",
     "pop_solve",
+    "IncrementalSolver",
     "SolveResult",
     "PopResult",
     "SolveStatus",
@@ -524,3 +526,132 @@ def pop_solve(
         0 if threads is None else int(threads),
     )
     return PopResult(raw, a.shape)
+
+
+# ---- re-planning -----------------------------------------------------------------------------
+
+
+class IncrementalSolver:
+    """A dense problem kept across solves while jobs arrive, leave and change (a scheduler's
+    rounds); every :meth:`solve` starts from where the last one ended (its prices, smoothing
+    level and each job's search start) and returns the same certificate as :func:`solve` of
+    the problem as it stands.
+
+    Jobs are named by the integer id :meth:`add_job` returns (ids are never reused). Row i of a
+    result (``throughput``, ``allocation``) is job ``job_ids()[i]`` until the next change:
+    removing a job moves the last row into its place. Every change is checked when made
+    (InvalidProblem names the job; nothing changes).
+
+    Example::
+
+        >>> import numpy as np, popalloc
+        >>> s = popalloc.IncrementalSolver([4.0, 4.0], "log")
+        >>> a = s.add_job([1.0, 2.0]); b = s.add_job([2.0, 1.0], weight=2.0)
+        >>> r = s.solve()
+        >>> s.remove_job(a); s.add_job([3.0, 0.5]); s.set_capacity(1, 3.0)
+        >>> r = s.solve()          # starts where the last plan ended
+        >>> r.throughput[s.row_of(b)]
+    """
+
+    def __init__(
+        self,
+        capacity,
+        utility: str = "log",
+        tolerance: float = 1e-4,
+        threads: Optional[int] = None,
+        time_limit: Optional[float] = None,
+        *,
+        alpha: Optional[float] = None,
+        penalty: Optional[float] = None,
+        absolute_gap: float = 0.0,
+        gap: str = "automatic",
+        max_iterations: int = 500,
+        callback_every: int = 1,
+    ):
+        cap = _float_array("capacity", capacity, (1,), np.float64)
+        name, alpha_v, penalty_v = _utility(utility, alpha, penalty)
+        opts = _options(
+            tolerance,
+            absolute_gap,
+            gap,
+            max_iterations,
+            time_limit,
+            threads,
+            None,
+            True,
+            callback_every,
+        )
+        self._solver = _core.IncrementalSolver(cap, name, alpha_v, penalty_v, opts)
+
+    def add_job(
+        self, throughput, weight: float = 1.0, target: float = 0.0, demand: float = 1.0
+    ) -> int:
+        """Adds a job (its throughput on every resource); returns its id. ``target`` is for
+        target-priority and linear-with-floor; ``demand``: units of any resource it holds."""
+        row = _float_array("throughput", throughput, (1,), np.float64)
+        return self._solver.add_job(row, float(weight), float(target), float(demand))
+
+    def add_jobs(self, throughput, weight=None, target=None, demand=None) -> np.ndarray:
+        """Adds every row of ``throughput`` (n x m); returns their ids (int64)."""
+        a = _float_array("throughput", throughput, (2,), np.float64)
+        w = _optional("weight", weight, (1,), np.float64)
+        t = _optional("target", target, (1,), np.float64)
+        d = _optional("demand", demand, (1,), np.float64)
+        return self._solver.add_jobs(a, w, t, d)
+
+    def remove_job(self, job_id: int) -> None:
+        self._solver.remove_job(int(job_id))
+
+    def update_job(
+        self, job_id: int, throughput=None, weight=None, target=None, demand=None
+    ) -> None:
+        """Changes what is given of job ``job_id``."""
+        job_id = int(job_id)
+        if throughput is not None:
+            row = _float_array("throughput", throughput, (1,), np.float64)
+            self._solver.update_throughput(job_id, row)
+        if weight is not None:
+            self._solver.update_weight(job_id, float(weight))
+        if target is not None:
+            self._solver.update_target(job_id, float(target))
+        if demand is not None:
+            self._solver.update_demand(job_id, float(demand))
+
+    def set_capacity(self, resource: int, capacity: float) -> None:
+        self._solver.set_capacity(int(resource), float(capacity))
+
+    def set_capacities(self, capacity) -> None:
+        self._solver.set_capacities(_float_array("capacity", capacity, (1,), np.float64))
+
+    def forget_prices(self) -> None:
+        """The next :meth:`solve` starts cold."""
+        self._solver.forget_prices()
+
+    def solve(self, callback: Optional[Callable[[Progress], Any]] = None) -> SolveResult:
+        """The plan for the problem as it stands, starting where the last solve ended. The GIL
+        is released; ``callback`` and Ctrl-C behave as in :func:`solve`."""
+        raw = self._solver.solve(callback, False)
+        return SolveResult(raw, (self._solver.jobs(), self._solver.resources()))
+
+    def solve_cold(self, callback: Optional[Callable[[Progress], Any]] = None) -> SolveResult:
+        """:func:`solve` of the problem as it stands, from no previous prices (a reference);
+        where the next :meth:`solve` starts is unchanged."""
+        raw = self._solver.solve(callback, True)
+        return SolveResult(raw, (self._solver.jobs(), self._solver.resources()))
+
+    def job_ids(self) -> np.ndarray:
+        """Job ids in row order (int64, a copy)."""
+        return self._solver.job_ids()
+
+    def row_of(self, job_id: int) -> int:
+        return self._solver.row_of(int(job_id))
+
+    def __len__(self) -> int:
+        return self._solver.jobs()
+
+    def __contains__(self, job_id) -> bool:
+        return self._solver.contains(int(job_id))
+
+    @property
+    def resources(self) -> int:
+        return self._solver.resources()

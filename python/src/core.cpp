@@ -15,6 +15,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <Eigen/Core>
@@ -982,6 +983,114 @@ nb::dict lb_place(const any_array& load, const any_array& memory, int servers, d
   return out;
 }
 
+// ---- Re-planning: incremental_solver ------------------------------------------------------------
+
+/// popalloc::incremental_solver over float64 data for a utility chosen at run time.
+class incremental_py {
+  using any_solver =
+      std::variant<popalloc::incremental_solver<popalloc::utility::log>,
+                   popalloc::incremental_solver<popalloc::utility::linear>,
+                   popalloc::incremental_solver<popalloc::utility::target_priority>,
+                   popalloc::incremental_solver<popalloc::utility::power>,
+                   popalloc::incremental_solver<popalloc::utility::linear_with_floor>>;
+  any_solver solver_;
+
+  /// f(solver) for the solver of the chosen utility (each returns the same type).
+  template <class F>
+  auto visit(F&& f) -> decltype(f(std::get<0>(solver_))) {
+    return std::visit(std::forward<F>(f), solver_);
+  }
+
+ public:
+  using job_id = std::int64_t;
+
+  incremental_py(const any_array& capacity, const std::string& utility_name, double alpha,
+                 double penalty, const options_in& opts)
+      : solver_(with_utility(utility_name, alpha, penalty, [&](const auto& u) -> any_solver {
+          using solver = popalloc::incremental_solver<std::decay_t<decltype(u)>>;
+          return solver(to_vector(capacity), opts.get(), u);
+        })) {}
+
+  job_id add_job(const any_array& throughput, double weight, double target, double demand) {
+    const Eigen::VectorXd row = to_vector(throughput);
+    return visit([&](auto& s) { return s.add_job(row.transpose(), weight, target, demand); });
+  }
+
+  nb::object add_jobs(const any_array& throughput, const std::optional<any_array>& weight,
+                      const std::optional<any_array>& target,
+                      const std::optional<any_array>& demand) {
+    if (!has_dtype<double>(throughput) || throughput.ndim() != 2)
+      throw nb::type_error("throughput must be a 2-D float64 array");
+    popalloc::dense_problem<double> batch;
+    batch.throughput = Eigen::Map<const popalloc::dense_problem<double>::matrix>(
+        static_cast<const double*>(throughput.data()),
+        static_cast<Eigen::Index>(throughput.shape(0)),
+        static_cast<Eigen::Index>(throughput.shape(1)));
+    if (weight) batch.weight = to_vector(*weight);
+    if (target) batch.target = to_vector(*target);
+    if (demand) batch.job_demand = to_vector(*demand);
+    std::vector<job_id> ids = visit([&](auto& s) { return s.add_jobs(batch); });
+    return to_numpy(std::move(ids));
+  }
+
+  void remove_job(job_id id) {
+    visit([&](auto& s) { s.remove_job(id); });
+  }
+  void update_throughput(job_id id, const any_array& throughput) {
+    const Eigen::VectorXd row = to_vector(throughput);
+    visit([&](auto& s) { s.update_throughput(id, row.transpose()); });
+  }
+  void update_weight(job_id id, double w) {
+    visit([&](auto& s) { s.update_weight(id, w); });
+  }
+  void update_target(job_id id, double t) {
+    visit([&](auto& s) { s.update_target(id, t); });
+  }
+  void update_demand(job_id id, double d) {
+    visit([&](auto& s) { s.update_demand(id, d); });
+  }
+  void set_capacity(Eigen::Index j, double c) {
+    visit([&](auto& s) { s.set_capacity(j, c); });
+  }
+  void set_capacities(const any_array& c) {
+    const Eigen::VectorXd capacity = to_vector(c);
+    visit([&](auto& s) { s.set_capacities(capacity); });
+  }
+  void forget_prices() {
+    visit([](auto& s) { s.forget_prices(); });
+  }
+  Eigen::Index jobs() const {
+    return std::visit([](const auto& s) { return s.jobs(); }, solver_);
+  }
+  Eigen::Index resources() const {
+    return std::visit([](const auto& s) { return s.resources(); }, solver_);
+  }
+  bool contains(job_id id) const {
+    return std::visit([&](const auto& s) { return s.contains(id); }, solver_);
+  }
+  Eigen::Index row_of(job_id id) const {
+    return std::visit([&](const auto& s) { return s.row_of(id); }, solver_);
+  }
+  nb::object job_ids() const {
+    std::vector<job_id> ids = std::visit([](const auto& s) { return s.job_ids(); }, solver_);
+    return to_numpy(std::move(ids));
+  }
+
+  /// solve() (or solve_cold() when `cold`), with the GIL released.
+  nb::dict solve(nb::handle callback, bool cold) {
+    callback_bridge bridge(callback);
+    const popalloc::progress_callback cb = [&bridge](const popalloc::progress& p) {
+      return bridge(p);
+    };
+    popalloc::solve_result r = visit([&](auto& s) {
+      nb::gil_scoped_release release;
+      return cold ? s.solve_cold(cb) : s.solve(cb);
+    });
+    bridge.rethrow();
+    return result_dict(std::move(r), bridge.signal_stop(), bridge.held_gil());
+  }
+};
+
 }  // namespace
 }  // namespace popalloc_python
 
@@ -1084,4 +1193,28 @@ NB_MODULE(_core, m) {
   m.def("lb_place", &lb_place, "load"_a.noconvert(), "memory"_a.noconvert(), "servers"_a,
         "max_memory"_a, "replication"_a, "epsilon"_a, "current"_a.noconvert().none(),
         "held"_a.noconvert().none(), "method"_a, "parts"_a, "relative_gap"_a, "threads"_a);
+
+  nb::class_<incremental_py>(m, "IncrementalSolver")
+      .def(nb::init<const any_array&, const std::string&, double, double, const options_in&>(),
+           "capacity"_a.noconvert(), "utility"_a, "alpha"_a, "penalty"_a, "options"_a)
+      .def("add_job", &incremental_py::add_job, "throughput"_a.noconvert(), "weight"_a, "target"_a,
+           "demand"_a)
+      .def("add_jobs", &incremental_py::add_jobs, "throughput"_a.noconvert(),
+           "weight"_a.noconvert().none(), "target"_a.noconvert().none(),
+           "demand"_a.noconvert().none())
+      .def("remove_job", &incremental_py::remove_job, "job_id"_a)
+      .def("update_throughput", &incremental_py::update_throughput, "job_id"_a,
+           "throughput"_a.noconvert())
+      .def("update_weight", &incremental_py::update_weight, "job_id"_a, "weight"_a)
+      .def("update_target", &incremental_py::update_target, "job_id"_a, "target"_a)
+      .def("update_demand", &incremental_py::update_demand, "job_id"_a, "demand"_a)
+      .def("set_capacity", &incremental_py::set_capacity, "resource"_a, "capacity"_a)
+      .def("set_capacities", &incremental_py::set_capacities, "capacity"_a.noconvert())
+      .def("forget_prices", &incremental_py::forget_prices)
+      .def("jobs", &incremental_py::jobs)
+      .def("resources", &incremental_py::resources)
+      .def("contains", &incremental_py::contains, "job_id"_a)
+      .def("row_of", &incremental_py::row_of, "job_id"_a)
+      .def("job_ids", &incremental_py::job_ids)
+      .def("solve", &incremental_py::solve, "callback"_a.none(), "cold"_a);
 }
