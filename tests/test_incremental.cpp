@@ -253,6 +253,26 @@ TEST_CASE("incremental_solver: a capacity to 0 and back") {
   CHECK(before.primal_objective <= reopened.dual_bound + 1e-9);
 }
 
+TEST_CASE("incremental_solver: max_iterations bounds the whole call") {
+  popalloc::solver_options options;
+  options.relative_gap = 1e-7;
+  churn_run<popalloc::utility::linear> run(4, 13, options);
+  for (int k = 0; k < 200; ++k) run.add();
+  REQUIRE(run.inc().solve().status == popalloc::solve_status::converged);
+  run.inc().options().max_iterations = 3;
+  int limited = 0;
+  for (int round = 0; round < 4; ++round) {
+    run.change(30, true);
+    const popalloc::solve_result r = run.inc().solve();
+    CHECK(r.iterations <= 3);
+    CHECK((r.status == popalloc::solve_status::converged ||
+           r.status == popalloc::solve_status::iteration_limit));
+    limited += r.status == popalloc::solve_status::iteration_limit ? 1 : 0;
+    CHECK(popalloc_test::allocation_violation(run.inc().problem(), r) <= 1e-9);
+  }
+  CHECK(limited > 0);
+}
+
 TEST_CASE("incremental_solver: bad changes are refused and change nothing") {
   using utility = popalloc::utility::log;
   using solver = popalloc::incremental_solver<utility, double, test_backend>;

@@ -69,8 +69,9 @@ warm_state next_warm_start(const solve_result& last, const Eigen::VectorXd& capa
 /// change: removing a job moves the last row into its place. Each solve after the first starts
 /// from the prices and the smoothing level the last one ended with and skips the sample start;
 /// its result carries the same certificate as solve() of the changed problem (which is what
-/// solve_cold() returns). A warm solve that ends without converging (stalled, iteration limit,
-/// numerical error) is repeated cold and the better certified answer returned.
+/// solve_cold() returns). A warm solve that stalls or ends in a numerical error is repeated
+/// cold, within what is left of options().max_iterations and time_limit_seconds (which bound
+/// the whole call), and the better certified answer returned.
 ///
 /// Per-option demands (dense_problem::demand) are not supported; job_demand is.
 /// Not thread-safe: one thread changes and solves at a time.
@@ -251,15 +252,25 @@ class incremental_solver {
   solve_result solve(const progress_callback& callback = {}) {
     if (jobs() == 0) return solve_empty();
     settle();
-    if (warm_.prices.size() != resources()) return remember(solve_fresh(callback));
+    if (warm_.prices.size() != resources()) return remember(solve_fresh(callback, options_));
+    const detail::stopwatch clock;
     solver_options warm_options = options_;
     warm_options.warm_start_prices = warm_.prices;
     carry_memory();
     solve_result warm = detail::solve_as<Backend>(detail::solve_role::full, problem_, utility_,
                                                   warm_options, callback, warm_.level, &memory_);
-    if (!worth_a_cold_retry(warm.status)) return remember(std::move(warm));
-    solve_result cold = solve_fresh(callback);
+    // The retry gets what is left of the call's evaluation and time budgets.
+    solver_options retry = options_;
+    retry.max_iterations = options_.max_iterations - warm.iterations;
+    retry.time_limit_seconds = options_.time_limit_seconds - clock.seconds();
+    if (!worth_a_cold_retry(warm.status) || retry.max_iterations < 1 ||
+        !(retry.time_limit_seconds > 0.0))
+      return remember(std::move(warm));
+    solve_result cold = solve_fresh(callback, retry);
     cold.iterations += warm.iterations;
+    cold.timings.setup_seconds += warm.timings.setup_seconds;
+    cold.timings.solve_seconds += warm.timings.solve_seconds;
+    cold.timings.evaluate_seconds += warm.timings.evaluate_seconds;
     return remember(better(std::move(warm), std::move(cold)));
   }
 
@@ -273,15 +284,14 @@ class incremental_solver {
 
  private:
   /// A cold solve whose jobs' search starts are kept for the next warm one.
-  solve_result solve_fresh(const progress_callback& callback) {
+  solve_result solve_fresh(const progress_callback& callback, const solver_options& options) {
     memory_ = {};
-    return detail::solve_as<Backend>(detail::solve_role::full, problem_, utility_, options_,
+    return detail::solve_as<Backend>(detail::solve_role::full, problem_, utility_, options,
                                      callback, {}, &memory_);
   }
 
   static bool worth_a_cold_retry(solve_status status) {
-    return status == solve_status::stalled || status == solve_status::iteration_limit ||
-           status == solve_status::numerical_error;
+    return status == solve_status::stalled || status == solve_status::numerical_error;
   }
 
   /// The converged one, else the one with the smaller certified gap.
