@@ -277,7 +277,7 @@ TEST_CASE("incremental_solver: bad changes are refused and change nothing") {
   using utility = popalloc::utility::log;
   using solver = popalloc::incremental_solver<utility, double, test_backend>;
   const Eigen::VectorXd capacity = Eigen::VectorXd::Constant(2, 4.0);
-  CHECK_THROWS_AS(solver(Eigen::VectorXd()), popalloc::invalid_problem);
+  CHECK_THROWS_AS(solver(Eigen::VectorXd{}), popalloc::invalid_problem);
   CHECK_THROWS_AS(solver(Eigen::VectorXd::Constant(2, -1.0)), popalloc::invalid_problem);
   CHECK_THROWS_AS(solver(Eigen::VectorXd::Constant(2, std::nan(""))), popalloc::invalid_problem);
   popalloc::solver_options bad_options;
