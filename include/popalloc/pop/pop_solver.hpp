@@ -279,6 +279,204 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace detail
 
+namespace detail {
+
+/// One part's figures for pop_solve_result::parts.
+inline pop_part_statistics part_statistics(const solve_result& part, std::int64_t jobs,
+                                           double seconds) {
+  pop_part_statistics stats;
+  stats.jobs = jobs;
+  stats.seconds = seconds;
+  stats.status = part.status;
+  stats.iterations = part.iterations;
+  stats.primal_objective = part.primal_objective;
+  stats.dual_bound = part.dual_bound;
+  stats.relative_gap = part.relative_gap;
+  return stats;
+}
+
+/// POP with one part: the unchanged problem, same data, same options, so the same answer bit
+/// for bit as popalloc::solve.
+template <class Backend, class Scalar, class Utility>
+pop_solve_result solve_unpartitioned(const dense_problem<Scalar>& problem, const Utility& utility,
+                                     const pop_options& options,
+                                     std::chrono::steady_clock::time_point start) {
+  pop_solve_result out;
+  out.assignment = partition_round_robin(problem.jobs(), 1);
+  out.timings.partition_seconds = seconds_since(start);
+  const auto solve_start = std::chrono::steady_clock::now();
+  out.result = popalloc::solve<Backend>(problem, utility, options.solver, options.callback);
+  const double seconds = seconds_since(solve_start);
+  out.parts.push_back(part_statistics(out.result, problem.jobs(), seconds));
+  out.bound_candidate = 0;
+  out.timings.parts_wall_seconds = out.timings.parts_seconds_sum = out.timings.parts_seconds_max =
+      seconds;
+  out.timings.total_seconds = seconds_since(start);
+  return out;
+}
+
+/// Solves every non-empty part with its equal share of the capacities. Parallel parts each get
+/// one thread (nested OpenMP is off by default, and k single-threaded solves use the cores with
+/// no synchronisation between them).
+template <class Backend, class Scalar, class Utility>
+parts_outcome<solve_result> solve_parts(const dense_problem<Scalar>& problem,
+                                        const Utility& utility, const pop_options& options,
+                                        const partition& assignment, const Eigen::VectorXd& share) {
+  const bool host = std::is_same_v<Backend, backend::cpu>;
+  const int team = host ? options.threads : 1;
+  solver_options sub_options = options.solver;
+  if (host && popalloc::detail::host_executor(team).threads() > 1) sub_options.threads = 1;
+  return pop_solve(
+      assignment,
+      [&](int /*part*/, const std::vector<std::int64_t>& jobs) {
+        solve_result r;
+        if (jobs.empty()) return r;
+        const dense_problem<Scalar> sub = extract_jobs(problem, jobs, share);
+        return popalloc::solve<Backend>(sub, utility, sub_options, options.callback);
+      },
+      team);
+}
+
+/// Shares sum to R only up to rounding, and each part meets its share with a relative margin
+/// (method_constants::capacity_margin), so this almost never changes anything; a resource over
+/// by an ulp anyway gets its fractions scaled down so the allocation is feasible as reported.
+/// Sets r.usage and r.max_capacity_violation.
+template <class Scalar>
+void make_feasible(const dense_problem<Scalar>& problem, solve_result& r) {
+  r.usage = usage_of(problem, r.allocation);
+  bool repaired = false;
+  for (Eigen::Index j = 0; j < problem.resources(); ++j) {
+    if (!(r.usage[j] > problem.capacity[j])) continue;
+    const double factor = problem.capacity[j] / r.usage[j] * (1.0 - 1e-12);
+    for (std::size_t q = 0; q < r.allocation.option.size(); ++q)
+      if (r.allocation.option[q] == j) r.allocation.fraction[q] *= factor;
+    repaired = true;
+  }
+  if (repaired) r.usage = usage_of(problem, r.allocation);
+  r.max_capacity_violation = (r.usage - problem.capacity).cwiseMax(0.0).maxCoeff();
+}
+
+/// Sets r.throughput and r.primal_objective: the original problem's, from r.allocation.
+template <class Scalar, class Utility>
+void measure_objective(const dense_problem<Scalar>& problem, const Utility& utility,
+                       solve_result& r) {
+  const std::int64_t n = problem.jobs();
+  r.throughput = Eigen::VectorXd::Zero(n);
+  double objective = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto row = static_cast<Eigen::Index>(i);
+    double t = 0.0;
+    for (auto q = r.allocation.job_offset[static_cast<std::size_t>(i)];
+         q < r.allocation.job_offset[static_cast<std::size_t>(i) + 1]; ++q)
+      t += r.allocation.fraction[static_cast<std::size_t>(q)] *
+           static_cast<double>(
+               problem.throughput(row, r.allocation.option[static_cast<std::size_t>(q)]));
+    r.throughput[row] = t;
+    job_parameters job;
+    if (problem.weight.size() != 0) job.weight = static_cast<double>(problem.weight[row]);
+    if (problem.target.size() != 0) job.target = static_cast<double>(problem.target[row]);
+    objective += utility.value(t, job);
+  }
+  r.primal_objective = objective;
+}
+
+/// Merges the parts into out.result (the worst part status, the most iterations and smoothing
+/// stages, the union of the allocations, made feasible, with the original problem's objective)
+/// and out.parts.
+template <class Scalar, class Utility>
+void coalesce_parts(const dense_problem<Scalar>& problem, const Utility& utility,
+                    const std::vector<std::vector<std::int64_t>>& members,
+                    const parts_outcome<solve_result>& parts, pop_solve_result& out) {
+  solve_result& r = out.result;
+  r.status = solve_status::converged;
+  std::vector<const allocation*> allocations(members.size(), nullptr);
+  for (std::size_t s = 0; s < members.size(); ++s) {
+    const solve_result& part = parts.results[s];
+    const auto jobs = static_cast<std::int64_t>(members[s].size());
+    if (members[s].empty()) {
+      pop_part_statistics stats;
+      stats.jobs = jobs;
+      stats.seconds = parts.seconds[s];
+      out.parts.push_back(stats);
+      continue;
+    }
+    out.parts.push_back(part_statistics(part, jobs, parts.seconds[s]));
+    allocations[s] = &part.allocation;
+    r.status = popalloc::worse(r.status, part.status);
+    r.iterations = std::max(r.iterations, part.iterations);
+    r.smoothing_stages = std::max(r.smoothing_stages, part.smoothing_stages);
+  }
+  r.allocation = coalesce_allocations(problem.jobs(), members, allocations);
+  make_feasible(problem, r);
+  measure_objective(problem, utility, r);
+}
+
+/// The candidates for the full problem's dual bound: each part's prices (when
+/// options.bound_at_every_part) and their average, labelled as pop_solve_result::bound_candidate.
+inline std::vector<std::pair<int, Eigen::VectorXd>> bound_candidates(
+    const pop_options& options, const std::vector<std::vector<std::int64_t>>& members,
+    const parts_outcome<solve_result>& parts, Eigen::Index m) {
+  std::vector<std::pair<int, Eigen::VectorXd>> candidates;
+  Eigen::VectorXd average = Eigen::VectorXd::Zero(m);
+  int priced = 0;
+  for (std::size_t s = 0; s < members.size(); ++s) {
+    const solve_result& part = parts.results[s];
+    if (members[s].empty() || part.prices.size() != m) continue;
+    if (options.bound_at_every_part) candidates.emplace_back(static_cast<int>(s), part.prices);
+    average += part.prices;
+    ++priced;
+  }
+  if (priced > 1 || (priced == 1 && !options.bound_at_every_part))
+    candidates.emplace_back(-1, average / static_cast<double>(priced));
+  return candidates;
+}
+
+/// The full problem's dual bound at the best candidate, never above g(0), the gap it gives the
+/// merged allocation, and the status that gap earns: the parts met the tolerance against their
+/// own bounds, and the merged allocation is "converged" only if it meets it against the whole
+/// problem's bound too.
+template <class Scalar, class Utility>
+void certify_whole(const dense_problem<Scalar>& problem, const Utility& utility,
+                   const pop_options& options,
+                   const std::vector<std::pair<int, Eigen::VectorXd>>& candidates,
+                   pop_solve_result& out) {
+  using host_engine =
+      popalloc::detail::engine<popalloc::detail::host_executor, dense_problem<Scalar>, Utility>;
+  host_engine engine(problem, utility, popalloc::detail::host_executor(options.solver.threads));
+  engine.marginal_prices(problem.capacity);  // sets the gap references and g(0)
+  solve_result& r = out.result;
+  r.dual_bound = std::numeric_limits<double>::infinity();
+  r.prices = Eigen::VectorXd::Zero(problem.resources());
+  popalloc::detail::evaluation e;
+  for (const auto& [label, prices] : candidates) {
+    engine.evaluate(prices, 0.0, false, e);
+    const double g = e.excess_exact + prices.dot(problem.capacity);
+    if (!e.finite || !std::isfinite(g)) continue;
+    if (g < r.dual_bound) {
+      r.dual_bound = g;
+      r.prices = prices;
+      out.bound_candidate = label;
+    }
+  }
+  r.trivial_bound = engine.unlimited_utility();
+  if (r.trivial_bound < r.dual_bound) r.dual_bound = r.trivial_bound;
+  r.duality_gap = r.dual_bound - r.primal_objective;
+  const popalloc::detail::measured_gap relative =
+      popalloc::detail::measure_gap(r.dual_bound, r.primal_objective, options.solver.gap,
+                                    {engine.idle_utility(), engine.elasticity()});
+  r.relative_gap = relative.relative;
+  r.gap_scale = relative.scale;
+  r.gap_scale_name = relative.scale_name;
+  r.gap_measure = relative.measure;
+  const bool whole_within = std::isfinite(r.dual_bound) && std::isfinite(r.primal_objective) &&
+                            (r.duality_gap <= options.solver.absolute_gap ||
+                             r.relative_gap <= options.solver.relative_gap);
+  if (r.status == solve_status::converged && !whole_within)
+    r.status = solve_status::parts_converged;
+}
+
+}  // namespace detail
+
 /// \brief POP on a dense problem: partitions the jobs into options.parts parts with
 /// options.strategy, gives each non-empty part an equal share of every capacity (R / number of
 /// non-empty parts, so capacity is never lost to an empty part), solves the parts with
@@ -297,33 +495,12 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
   if (options.threads < 0) throw invalid_options("pop_options::threads must be >= 0");
   options.solver.validate();
   problem.validate(utility);
+  if (options.parts == 1)
+    return detail::solve_unpartitioned<Backend>(problem, utility, options, start);
+
+  pop_solve_result out;
   const std::int64_t n = problem.jobs();
   const Eigen::Index m = problem.resources();
-  pop_solve_result out;
-
-  if (options.parts == 1) {
-    // The unchanged problem: same data, same options, so the same answer bit for bit.
-    out.assignment = partition_round_robin(n, 1);
-    out.timings.partition_seconds = detail::seconds_since(start);
-    const auto solve_start = clock::now();
-    out.result = popalloc::solve<Backend>(problem, utility, options.solver, options.callback);
-    pop_part_statistics stats;
-    stats.jobs = n;
-    stats.status = out.result.status;
-    stats.iterations = out.result.iterations;
-    stats.primal_objective = out.result.primal_objective;
-    stats.dual_bound = out.result.dual_bound;
-    stats.relative_gap = out.result.relative_gap;
-    stats.seconds = detail::seconds_since(solve_start);
-    out.parts.push_back(stats);
-    out.bound_candidate = 0;
-    out.timings.parts_wall_seconds = out.timings.parts_seconds_sum = out.timings.parts_seconds_max =
-        stats.seconds;
-    out.timings.total_seconds = detail::seconds_since(start);
-    return out;
-  }
-
-  // ---- Partition and build the sub-problems.
   out.assignment = detail::make_partition(options, n, [&] {
     Eigen::MatrixXd f(n, m + 1);
     f.leftCols(m) = problem.throughput.template cast<double>();
@@ -332,142 +509,25 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
     return f;
   });
   const auto members = out.assignment.members();
-  const int k = options.parts;
   int non_empty = 0;
   for (const auto& list : members) non_empty += list.empty() ? 0 : 1;
   const Eigen::VectorXd share = problem.capacity / static_cast<double>(non_empty);
   out.timings.partition_seconds = detail::seconds_since(start);
 
-  // ---- Solve the parts. Parallel parts each get one thread (nested OpenMP is off by default,
-  // and k single-threaded solves use the cores with no synchronisation between them).
-  const bool host = std::is_same_v<Backend, backend::cpu>;
-  const int team = host ? options.threads : 1;
-  solver_options sub_options = options.solver;
-  const bool parallel_parts = host && popalloc::detail::host_executor(team).threads() > 1;
-  if (parallel_parts) sub_options.threads = 1;
-  auto parts = pop_solve(
-      out.assignment,
-      [&](int /*part*/, const std::vector<std::int64_t>& jobs) {
-        solve_result r;
-        if (jobs.empty()) return r;
-        const dense_problem<Scalar> sub = detail::extract_jobs(problem, jobs, share);
-        return popalloc::solve<Backend>(sub, utility, sub_options, options.callback);
-      },
-      team);
+  const auto parts = detail::solve_parts<Backend>(problem, utility, options, out.assignment, share);
   out.timings.parts_wall_seconds = parts.wall_seconds;
   out.timings.parts_seconds_sum = parts.seconds_sum();
   out.timings.parts_seconds_max = parts.seconds_max();
 
-  // ---- Coalesce.
   const auto coalesce_start = clock::now();
-  solve_result& r = out.result;
-  r.status = solve_status::converged;
-  std::vector<const allocation*> allocations(static_cast<std::size_t>(k), nullptr);
-  for (int s = 0; s < k; ++s) {
-    const auto index = static_cast<std::size_t>(s);
-    const solve_result& part = parts.results[index];
-    pop_part_statistics stats;
-    stats.jobs = static_cast<std::int64_t>(members[index].size());
-    stats.seconds = parts.seconds[index];
-    if (!members[index].empty()) {
-      stats.status = part.status;
-      stats.iterations = part.iterations;
-      stats.primal_objective = part.primal_objective;
-      stats.dual_bound = part.dual_bound;
-      stats.relative_gap = part.relative_gap;
-      allocations[index] = &part.allocation;
-      r.status = popalloc::worse(r.status, part.status);
-      r.iterations = std::max(r.iterations, part.iterations);
-      r.smoothing_stages = std::max(r.smoothing_stages, part.smoothing_stages);
-    }
-    out.parts.push_back(stats);
-  }
-  r.allocation = coalesce_allocations(n, members, allocations);
-  // Shares sum to R only up to rounding, and each part meets its share with a relative margin
-  // (method_constants::capacity_margin), so this almost never fires; if a resource is over by an
-  // ulp anyway, scale its fractions down so the allocation is feasible as reported.
-  r.usage = detail::usage_of(problem, r.allocation);
-  bool repaired = false;
-  for (Eigen::Index j = 0; j < m; ++j) {
-    if (!(r.usage[j] > problem.capacity[j])) continue;
-    const double factor = problem.capacity[j] / r.usage[j] * (1.0 - 1e-12);
-    for (std::size_t q = 0; q < r.allocation.option.size(); ++q)
-      if (r.allocation.option[q] == j) r.allocation.fraction[q] *= factor;
-    repaired = true;
-  }
-  if (repaired) r.usage = detail::usage_of(problem, r.allocation);
-  r.max_capacity_violation = (r.usage - problem.capacity).cwiseMax(0.0).maxCoeff();
-  // The objective of the original problem, from the coalesced throughputs.
-  r.throughput = Eigen::VectorXd::Zero(n);
-  double objective = 0.0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto row = static_cast<Eigen::Index>(i);
-    double t = 0.0;
-    for (auto q = r.allocation.job_offset[static_cast<std::size_t>(i)];
-         q < r.allocation.job_offset[static_cast<std::size_t>(i) + 1]; ++q)
-      t += r.allocation.fraction[static_cast<std::size_t>(q)] *
-           static_cast<double>(
-               problem.throughput(row, r.allocation.option[static_cast<std::size_t>(q)]));
-    r.throughput[row] = t;
-    job_parameters job;
-    if (problem.weight.size() != 0) job.weight = static_cast<double>(problem.weight[row]);
-    if (problem.target.size() != 0) job.target = static_cast<double>(problem.target[row]);
-    objective += utility.value(t, job);
-  }
-  r.primal_objective = objective;
+  detail::coalesce_parts(problem, utility, members, parts, out);
   out.timings.coalesce_seconds = detail::seconds_since(coalesce_start);
 
-  // ---- Dual bound of the full problem at the candidate prices.
   const auto bound_start = clock::now();
-  {
-    using host_engine =
-        popalloc::detail::engine<popalloc::detail::host_executor, dense_problem<Scalar>, Utility>;
-    host_engine engine(problem, utility, popalloc::detail::host_executor(options.solver.threads));
-    engine.marginal_prices(problem.capacity);  // sets the gap references and g(0)
-    std::vector<std::pair<int, Eigen::VectorXd>> candidates;
-    Eigen::VectorXd average = Eigen::VectorXd::Zero(m);
-    int priced = 0;
-    for (int s = 0; s < k; ++s) {
-      const solve_result& part = parts.results[static_cast<std::size_t>(s)];
-      if (members[static_cast<std::size_t>(s)].empty() || part.prices.size() != m) continue;
-      if (options.bound_at_every_part) candidates.emplace_back(s, part.prices);
-      average += part.prices;
-      ++priced;
-    }
-    if (priced > 1 || (priced == 1 && !options.bound_at_every_part))
-      candidates.emplace_back(-1, average / static_cast<double>(priced));
-    r.dual_bound = std::numeric_limits<double>::infinity();
-    r.prices = Eigen::VectorXd::Zero(m);
-    popalloc::detail::evaluation e;
-    for (const auto& [label, prices] : candidates) {
-      engine.evaluate(prices, 0.0, false, e);
-      const double g = e.excess_exact + prices.dot(problem.capacity);
-      if (!e.finite || !std::isfinite(g)) continue;
-      if (g < r.dual_bound) {
-        r.dual_bound = g;
-        r.prices = prices;
-        out.bound_candidate = label;
-      }
-    }
-    r.trivial_bound = engine.unlimited_utility();
-    if (r.trivial_bound < r.dual_bound) r.dual_bound = r.trivial_bound;
-    r.duality_gap = r.dual_bound - r.primal_objective;
-    const popalloc::detail::measured_gap relative =
-        popalloc::detail::measure_gap(r.dual_bound, r.primal_objective, options.solver.gap,
-                                      {engine.idle_utility(), engine.elasticity()});
-    r.relative_gap = relative.relative;
-    r.gap_scale = relative.scale;
-    r.gap_scale_name = relative.scale_name;
-    r.gap_measure = relative.measure;
-    // The parts met the tolerance against their own bounds; the merged allocation is only
-    // "converged" if it meets it against the whole problem's bound too.
-    const bool whole_within = std::isfinite(r.dual_bound) && std::isfinite(r.primal_objective) &&
-                              (r.duality_gap <= options.solver.absolute_gap ||
-                               r.relative_gap <= options.solver.relative_gap);
-    if (r.status == solve_status::converged && !whole_within)
-      r.status = solve_status::parts_converged;
-  }
+  detail::certify_whole(problem, utility, options,
+                        detail::bound_candidates(options, members, parts, m), out);
   out.timings.bound_seconds = detail::seconds_since(bound_start);
+  solve_result& r = out.result;
   r.timings.setup_seconds = out.timings.partition_seconds;
   r.timings.solve_seconds = out.timings.parts_wall_seconds + out.timings.coalesce_seconds;
   r.timings.evaluate_seconds = out.timings.bound_seconds;
