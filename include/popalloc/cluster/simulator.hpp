@@ -261,286 +261,356 @@ inline std::vector<pair_request> pair_requests(
   return out;
 }
 
-inline sim_result simulate_impl(const std::vector<sim_job>& jobs, const std::vector<int>& gpus,
-                                const sim_packed_policy& policy, const simulator_options& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  auto wall_seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  };
-  validate_sim_input(jobs, gpus, options);
-  const std::size_t types = gpus.size();
-  const double tau = options.round_seconds;
-
-  std::vector<int> per_server = options.gpus_per_server;
-  if (per_server.empty()) per_server.assign(types, 4);
-  round_mechanism mechanism(worker_layout(gpus, per_server), tau);
-
-  std::vector<int> type_order = options.type_order;
-  if (type_order.empty()) {
-    type_order.resize(types);
-    std::iota(type_order.begin(), type_order.end(), 0);
+/// One run of the simulator (simulate_impl): the event loop's state and its steps.
+class simulation {
+ public:
+  simulation(const std::vector<sim_job>& jobs, const std::vector<int>& gpus,
+             const sim_packed_policy& policy, const simulator_options& options)
+      : jobs_(jobs),
+        gpus_(gpus),
+        policy_(policy),
+        options_(options),
+        wall_start_(std::chrono::steady_clock::now()),
+        types_(validated_types(jobs, gpus, options)),
+        tau_(options.round_seconds),
+        mechanism_(worker_layout(gpus, servers(options, types_)), tau_),
+        type_order_(checked_type_order(options, types_)),
+        random_(options.seed),
+        n_(static_cast<std::int64_t>(jobs.size())) {
+    const bool windowed = options.window_last > options.window_first;
+    windowed_ = windowed;
+    window_first_ = windowed ? std::max<std::int64_t>(options.window_first, 0) : 0;
+    window_last_ = windowed ? std::min(options.window_last, n_) : n_;
+    window_open_ = std::max<std::int64_t>(window_last_ - window_first_, 0);
+    result_.jobs.resize(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      result_.jobs[i].arrival_seconds = jobs[i].arrival_seconds;
+      result_.jobs[i].seconds_on_type.assign(types_, 0.0);
+    }
+    arrival_order_.resize(jobs.size());
+    std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
+    std::stable_sort(arrival_order_.begin(), arrival_order_.end(),
+                     [&](std::int64_t a, std::int64_t b) {
+                       return job(a).arrival_seconds < job(b).arrival_seconds;
+                     });
+    remaining_.resize(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) remaining_[i] = jobs[i].total_steps;
+    result_.summary.jobs_total = n_;
+    next_progress_ = options.progress_seconds;
   }
-  {
-    // plan_round validates the order too, but a bad option should fail before any work.
-    std::vector<int> sorted = type_order;
+
+  sim_result run() {
+    for (;;) {
+      if (window_closed()) break;
+      if (admit_arrivals()) need_reset_ = true;
+      if (window_closed()) break;
+      if (active_.empty()) {
+        if (next_arrival_ == arrival_order_.size()) break;
+        // Idle gap: nothing to run until the next arrival; the next reset may happen at once.
+        now_ = std::max(now_, job(arrival_order_[next_arrival_]).arrival_seconds);
+        reset_allowed_now_ = true;
+        if (now_ >= options_.max_simulated_seconds) break;
+        continue;
+      }
+      if (now_ >= options_.max_simulated_seconds) break;
+      bool recomputed = false;
+      if (need_reset_ &&
+          (reset_allowed_now_ || now_ - last_reset_ >= options_.min_seconds_between_resets)) {
+        recompute_allocation();
+        recomputed = true;
+      }
+      run_round(recomputed);
+      if (options_.progress && wall_seconds() >= next_progress_) {
+        report();
+        next_progress_ = wall_seconds() + options_.progress_seconds;
+      }
+    }
+    report();
+    summarize();
+    return std::move(result_);
+  }
+
+ private:
+  /// Validates the input (before any work) and returns the number of GPU types.
+  static std::size_t validated_types(const std::vector<sim_job>& jobs, const std::vector<int>& gpus,
+                                     const simulator_options& options) {
+    validate_sim_input(jobs, gpus, options);
+    return gpus.size();
+  }
+
+  static std::vector<int> servers(const simulator_options& options, std::size_t types) {
+    std::vector<int> per_server = options.gpus_per_server;
+    if (per_server.empty()) per_server.assign(types, 4);
+    return per_server;
+  }
+
+  /// plan_round validates the order too, but a bad option should fail before any work.
+  static std::vector<int> checked_type_order(const simulator_options& options, std::size_t types) {
+    std::vector<int> order = options.type_order;
+    if (order.empty()) {
+      order.resize(types);
+      std::iota(order.begin(), order.end(), 0);
+    }
+    std::vector<int> sorted = order;
     std::sort(sorted.begin(), sorted.end());
     for (std::size_t w = 0; w < types; ++w)
       if (sorted.size() != types || sorted[w] != static_cast<int>(w))
         throw invalid_problem("simulate: type_order must list every GPU type once");
+    return order;
   }
-  random_source random(options.seed);
 
-  const auto n = static_cast<std::int64_t>(jobs.size());
-  const bool windowed = options.window_last > options.window_first;
-  const std::int64_t window_first = windowed ? std::max<std::int64_t>(options.window_first, 0) : 0;
-  const std::int64_t window_last = windowed ? std::min(options.window_last, n) : n;
-  auto in_window = [&](std::int64_t id) { return id >= window_first && id < window_last; };
-  std::int64_t window_open = std::max<std::int64_t>(window_last - window_first, 0);
+  const sim_job& job(std::int64_t id) const { return jobs_[static_cast<std::size_t>(id)]; }
+  sim_job_result& outcome(std::int64_t id) { return result_.jobs[static_cast<std::size_t>(id)]; }
 
-  sim_result result;
-  result.jobs.resize(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    result.jobs[i].arrival_seconds = jobs[i].arrival_seconds;
-    result.jobs[i].seconds_on_type.assign(types, 0.0);
+  double wall_seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
   }
-  std::vector<std::int64_t> arrival_order(jobs.size());
-  std::iota(arrival_order.begin(), arrival_order.end(), 0);
-  std::stable_sort(arrival_order.begin(), arrival_order.end(), [&](std::int64_t a, std::int64_t b) {
-    return jobs[static_cast<std::size_t>(a)].arrival_seconds <
-           jobs[static_cast<std::size_t>(b)].arrival_seconds;
-  });
 
-  std::vector<std::int64_t> active;  // kept increasing
-  std::map<std::pair<std::int64_t, std::int64_t>,
-           std::pair<std::vector<double>, std::vector<double>>>
-      pair_throughput;  // the current allocation's pairs: (first, second) -> their throughputs
-  std::vector<double> remaining(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) remaining[i] = jobs[i].total_steps;
+  bool in_window(std::int64_t id) const { return id >= window_first_ && id < window_last_; }
+  bool window_closed() const { return windowed_ && window_open_ == 0; }
 
-  sim_summary& summary = result.summary;
-  summary.jobs_total = n;
-  double now = 0.0;
-  std::size_t next_arrival = 0;
-  bool need_reset = false, reset_allowed_now = true;
-  double last_reset = 0.0;
-  double busy_gpu_seconds = 0.0, last_completion = 0.0;
-  std::int64_t arrived = 0, finished = 0;
-  double next_progress = options.progress_seconds;
-  auto report = [&] {
-    if (!options.progress) return;
-    sim_progress p;
-    p.simulated_seconds = now;
-    p.jobs_total = n;
-    p.jobs_arrived = arrived;
-    p.jobs_finished = finished;
-    p.jobs_active = static_cast<std::int64_t>(active.size());
-    p.rounds = summary.rounds;
-    p.policy_calls = summary.policy_calls;
-    p.wall_seconds = wall_seconds();
-    options.progress(p);
-  };
-  auto runnable = [&](const sim_job& job) {
-    for (std::size_t w = 0; w < types; ++w)
-      if (job.throughput[w] > 0.0 && gpus[w] >= job.scale_factor) return true;
+  bool runnable(const sim_job& j) const {
+    for (std::size_t w = 0; w < types_; ++w)
+      if (j.throughput[w] > 0.0 && gpus_[w] >= j.scale_factor) return true;
     return false;
-  };
+  }
 
-  for (;;) {
-    if (windowed && window_open == 0) break;
-    // Admit arrivals.
+  /// Admits the jobs that have arrived by now; whether any became active.
+  bool admit_arrivals() {
     bool admitted = false;
-    while (next_arrival < arrival_order.size() &&
-           jobs[static_cast<std::size_t>(arrival_order[next_arrival])].arrival_seconds <= now) {
-      const std::int64_t id = arrival_order[next_arrival++];
-      const sim_job& job = jobs[static_cast<std::size_t>(id)];
-      ++arrived;
-      if (job.total_steps == 0.0) {  // nothing to do: done on arrival
-        sim_job_result& r = result.jobs[static_cast<std::size_t>(id)];
+    while (next_arrival_ < arrival_order_.size() &&
+           job(arrival_order_[next_arrival_]).arrival_seconds <= now_) {
+      const std::int64_t id = arrival_order_[next_arrival_++];
+      const sim_job& j = job(id);
+      ++arrived_;
+      if (j.total_steps == 0.0) {  // nothing to do: done on arrival
+        sim_job_result& r = outcome(id);
         r.status = sim_job_status::finished;
-        r.finish_seconds = job.arrival_seconds;
-        last_completion = std::max(last_completion, r.finish_seconds);
-        ++finished;
-        if (in_window(id)) --window_open;
+        r.finish_seconds = j.arrival_seconds;
+        last_completion_ = std::max(last_completion_, r.finish_seconds);
+        ++finished_;
+        if (in_window(id)) --window_open_;
         continue;
       }
-      if (!runnable(job)) {
-        result.jobs[static_cast<std::size_t>(id)].status = sim_job_status::unrunnable;
-        if (in_window(id)) --window_open;
+      if (!runnable(j)) {
+        outcome(id).status = sim_job_status::unrunnable;
+        if (in_window(id)) --window_open_;
         continue;
       }
-      result.jobs[static_cast<std::size_t>(id)].status = sim_job_status::running;
-      active.insert(std::lower_bound(active.begin(), active.end(), id), id);
-      mechanism.add_job(id, job.scale_factor, job.throughput);
+      outcome(id).status = sim_job_status::running;
+      active_.insert(std::lower_bound(active_.begin(), active_.end(), id), id);
+      mechanism_.add_job(id, j.scale_factor, j.throughput);
       admitted = true;
     }
-    if (admitted) need_reset = true;
-    if (windowed && window_open == 0) break;
-    if (active.empty()) {
-      if (next_arrival == arrival_order.size()) break;
-      // Idle gap: nothing to run until the next arrival; the next reset may happen at once.
-      now = std::max(now,
-                     jobs[static_cast<std::size_t>(arrival_order[next_arrival])].arrival_seconds);
-      reset_allowed_now = true;
-      if (now >= options.max_simulated_seconds) break;
-      continue;
-    }
-    if (now >= options.max_simulated_seconds) break;
+    return admitted;
+  }
 
-    bool recomputed = false;
-    if (need_reset &&
-        (reset_allowed_now || now - last_reset >= options.min_seconds_between_resets)) {
-      policy_request request;
-      request.now_seconds = now;
-      request.jobs = &jobs;
-      request.active = active;
-      request.gpus = &gpus;
-      request.remaining_steps.reserve(active.size());
-      request.seconds_since_arrival.reserve(active.size());
-      for (const std::int64_t id : active) {
-        request.remaining_steps.push_back(remaining[static_cast<std::size_t>(id)]);
-        request.seconds_since_arrival.push_back(now -
-                                                jobs[static_cast<std::size_t>(id)].arrival_seconds);
-      }
-      const auto policy_start = std::chrono::steady_clock::now();
-      const sim_allocation answer = policy(request);
-      const Eigen::MatrixXd& x = answer.singles;
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - policy_start).count();
-      ++summary.policy_calls;
-      summary.total_policy_seconds += seconds;
-      summary.max_policy_seconds = std::max(summary.max_policy_seconds, seconds);
-      if (x.rows() != static_cast<Eigen::Index>(active.size()) ||
-          x.cols() != static_cast<Eigen::Index>(types))
-        throw invalid_problem("simulate: the policy returned a " + std::to_string(x.rows()) +
-                              " x " + std::to_string(x.cols()) + " allocation for " +
-                              std::to_string(active.size()) + " jobs and " + std::to_string(types) +
-                              " GPU types");
-      if (!x.allFinite()) throw invalid_problem("simulate: the policy returned a non-finite value");
-      const std::vector<pair_request> requested =
-          pair_requests(answer.pairs, jobs, active, types, pair_throughput);
-      mechanism.reset(
-          now,
-          [&](std::int64_t id) {
-            const auto row = static_cast<Eigen::Index>(
-                std::lower_bound(active.begin(), active.end(), id) - active.begin());
-            std::vector<double> fractions(types);
-            for (std::size_t w = 0; w < types; ++w)
-              fractions[w] = x(row, static_cast<Eigen::Index>(w));
-            return fractions;
-          },
-          requested);
-      need_reset = false;
-      reset_allowed_now = false;
-      last_reset = now;
-      recomputed = true;
+  policy_request request() const {
+    policy_request r;
+    r.now_seconds = now_;
+    r.jobs = &jobs_;
+    r.active = active_;
+    r.gpus = &gpus_;
+    r.remaining_steps.reserve(active_.size());
+    r.seconds_since_arrival.reserve(active_.size());
+    for (const std::int64_t id : active_) {
+      r.remaining_steps.push_back(remaining_[static_cast<std::size_t>(id)]);
+      r.seconds_since_arrival.push_back(now_ - job(id).arrival_seconds);
     }
+    return r;
+  }
 
-    if (options.shuffle_type_order) {
-      for (std::size_t k = types; k > 1; --k)
-        std::swap(type_order[k - 1], type_order[static_cast<std::size_t>(random.below(k))]);
+  /// Asks the policy for the active jobs' allocation (timed) and resets the mechanism to it.
+  void recompute_allocation() {
+    const policy_request asked = request();
+    const auto policy_start = std::chrono::steady_clock::now();
+    const sim_allocation answer = policy_(asked);
+    const Eigen::MatrixXd& x = answer.singles;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - policy_start).count();
+    sim_summary& summary = result_.summary;
+    ++summary.policy_calls;
+    summary.total_policy_seconds += seconds;
+    summary.max_policy_seconds = std::max(summary.max_policy_seconds, seconds);
+    if (x.rows() != static_cast<Eigen::Index>(active_.size()) ||
+        x.cols() != static_cast<Eigen::Index>(types_))
+      throw invalid_problem("simulate: the policy returned a " + std::to_string(x.rows()) + " x " +
+                            std::to_string(x.cols()) + " allocation for " +
+                            std::to_string(active_.size()) + " jobs and " + std::to_string(types_) +
+                            " GPU types");
+    if (!x.allFinite()) throw invalid_problem("simulate: the policy returned a non-finite value");
+    const std::vector<pair_request> requested =
+        pair_requests(answer.pairs, jobs_, active_, types_, pair_throughput_);
+    mechanism_.reset(
+        now_,
+        [&](std::int64_t id) {
+          const auto row = static_cast<Eigen::Index>(
+              std::lower_bound(active_.begin(), active_.end(), id) - active_.begin());
+          std::vector<double> fractions(types_);
+          for (std::size_t w = 0; w < types_; ++w)
+            fractions[w] = x(row, static_cast<Eigen::Index>(w));
+          return fractions;
+        },
+        requested);
+    need_reset_ = false;
+    reset_allowed_now_ = false;
+    last_reset_ = now_;
+  }
+
+  /// Job `job_id` runs at t steps/s on type w for up to one round; returns its run time. A job
+  /// that runs out of steps finishes then and joins `done`.
+  double run_job(std::int64_t job_id, std::size_t w, double t, std::vector<std::int64_t>& done) {
+    const auto id = static_cast<std::size_t>(job_id);
+    double steps = std::floor(t * tau_);
+    if (steps < 1.0) steps = t * tau_;
+    steps = std::min(steps, remaining_[id]);
+    const double seconds = steps / t;
+    remaining_[id] -= steps;
+    sim_job_result& r = result_.jobs[id];
+    if (std::isnan(r.first_run_seconds)) r.first_run_seconds = now_;
+    r.steps_done += steps;
+    ++r.rounds_run;
+    r.seconds_on_type[w] += seconds;
+    if (remaining_[id] <= 0.0) {
+      r.status = sim_job_status::finished;
+      r.finish_seconds = now_ + seconds;
+      last_completion_ = std::max(last_completion_, r.finish_seconds);
+      done.push_back(job_id);
     }
-    const round_plan plan = mechanism.plan(type_order);
+    return seconds;
+  }
 
-    // Execute the round.
-    double round_end = now;
+  /// Plans the round, runs it, retires the jobs that finished and moves the clock to its end.
+  void run_round(bool recomputed) {
+    if (options_.shuffle_type_order) {
+      for (std::size_t k = types_; k > 1; --k)
+        std::swap(type_order_[k - 1], type_order_[static_cast<std::size_t>(random_.below(k))]);
+    }
+    const round_plan plan = mechanism_.plan(type_order_);
+    double round_end = now_;
     std::vector<std::int64_t> done;
-    // Job `id` runs at t steps/s on type w for up to one round; returns its run time.
-    auto run = [&](std::int64_t job_id, std::size_t w, double t) {
-      const auto id = static_cast<std::size_t>(job_id);
-      double steps = std::floor(t * tau);
-      if (steps < 1.0) steps = t * tau;
-      steps = std::min(steps, remaining[id]);
-      const double seconds = steps / t;
-      remaining[id] -= steps;
-      sim_job_result& r = result.jobs[id];
-      if (std::isnan(r.first_run_seconds)) r.first_run_seconds = now;
-      r.steps_done += steps;
-      ++r.rounds_run;
-      r.seconds_on_type[w] += seconds;
-      if (remaining[id] <= 0.0) {
-        r.status = sim_job_status::finished;
-        r.finish_seconds = now + seconds;
-        last_completion = std::max(last_completion, r.finish_seconds);
-        done.push_back(job_id);
-      }
-      return seconds;
-    };
     for (const round_assignment& a : plan.assignments) {
       const auto w = static_cast<std::size_t>(a.type);
       double seconds = 0.0;
       int scale = 0;
       if (a.id >= 0) {
-        seconds = run(a.id, w, jobs[static_cast<std::size_t>(a.id)].throughput[w]);
-        scale = jobs[static_cast<std::size_t>(a.id)].scale_factor;
+        seconds = run_job(a.id, w, job(a.id).throughput[w], done);
+        scale = job(a.id).scale_factor;
       } else {
         // A pair: both jobs run on the same GPUs at their co-located throughputs; the lease
         // lasts as long as the longer of the two.
-        const round_job& entry = mechanism.job(a.id);
-        const auto& tp = pair_throughput.at({entry.first, entry.second});
-        seconds = std::max(run(entry.first, w, tp.first[w]), run(entry.second, w, tp.second[w]));
+        const round_job& entry = mechanism_.job(a.id);
+        const auto& tp = pair_throughput_.at({entry.first, entry.second});
+        seconds = std::max(run_job(entry.first, w, tp.first[w], done),
+                           run_job(entry.second, w, tp.second[w], done));
         scale = entry.scale_factor;
       }
-      busy_gpu_seconds += seconds * scale;
-      mechanism.record(a.id, a.type, seconds);
-      round_end = std::max(round_end, now + seconds);
+      busy_gpu_seconds_ += seconds * scale;
+      mechanism_.record(a.id, a.type, seconds);
+      round_end = std::max(round_end, now_ + seconds);
     }
     // A round where nothing could run cannot happen (every active job fits an empty cluster),
     // but time must advance regardless.
-    if (plan.assignments.empty()) round_end = now + tau;
-    ++summary.rounds;
-    if (options.on_round) {
+    if (plan.assignments.empty()) round_end = now_ + tau_;
+    ++result_.summary.rounds;
+    if (options_.on_round) {
       sim_round info;
-      info.start_seconds = now;
+      info.start_seconds = now_;
       info.end_seconds = round_end;
-      info.active_jobs = active.size();
+      info.active_jobs = active_.size();
       info.plan = &plan;
       info.allocation_recomputed = recomputed;
-      options.on_round(info);
+      options_.on_round(info);
     }
     for (const std::int64_t id : done) {
-      mechanism.remove_job(id);
-      active.erase(std::lower_bound(active.begin(), active.end(), id));
-      ++finished;
-      if (in_window(id)) --window_open;
+      mechanism_.remove_job(id);
+      active_.erase(std::lower_bound(active_.begin(), active_.end(), id));
+      ++finished_;
+      if (in_window(id)) --window_open_;
     }
-    if (!done.empty()) need_reset = true;
-    now = round_end;
-    if (options.progress && wall_seconds() >= next_progress) {
-      report();
-      next_progress = wall_seconds() + options.progress_seconds;
-    }
+    if (!done.empty()) need_reset_ = true;
+    now_ = round_end;
   }
-  report();
 
-  // ---- Summary. ----
-  std::vector<double> jct_hours;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const sim_job_result& r = result.jobs[i];
-    if (r.status == sim_job_status::finished) {
-      ++summary.jobs_finished;
-      if (in_window(static_cast<std::int64_t>(i))) jct_hours.push_back(r.jct_seconds() / 3600.0);
+  void report() const {
+    if (!options_.progress) return;
+    sim_progress p;
+    p.simulated_seconds = now_;
+    p.jobs_total = n_;
+    p.jobs_arrived = arrived_;
+    p.jobs_finished = finished_;
+    p.jobs_active = static_cast<std::int64_t>(active_.size());
+    p.rounds = result_.summary.rounds;
+    p.policy_calls = result_.summary.policy_calls;
+    p.wall_seconds = wall_seconds();
+    options_.progress(p);
+  }
+
+  /// The summary metrics of Gavel's evaluation, JCTs over the window's finished jobs.
+  void summarize() {
+    sim_summary& summary = result_.summary;
+    std::vector<double> jct_hours;
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      const sim_job_result& r = result_.jobs[i];
+      if (r.status == sim_job_status::finished) {
+        ++summary.jobs_finished;
+        if (in_window(static_cast<std::int64_t>(i))) jct_hours.push_back(r.jct_seconds() / 3600.0);
+      }
     }
+    summary.jobs_unfinished = summary.jobs_total - summary.jobs_finished;
+    summary.jobs_measured = static_cast<std::int64_t>(jct_hours.size());
+    if (!jct_hours.empty()) {
+      summary.avg_jct_hours = std::accumulate(jct_hours.begin(), jct_hours.end(), 0.0) /
+                              static_cast<double>(jct_hours.size());
+      summary.p50_jct_hours = percentile(jct_hours, 50.0);
+      summary.p99_jct_hours = percentile(jct_hours, 99.0);
+    }
+    const double end =
+        summary.jobs_unfinished == 0 ? last_completion_ : std::max(now_, last_completion_);
+    summary.makespan_hours = end / 3600.0;
+    summary.simulated_hours = now_ / 3600.0;
+    const double total_gpus = std::accumulate(gpus_.begin(), gpus_.end(), 0.0);
+    summary.gpu_utilization = end > 0.0 ? busy_gpu_seconds_ / (total_gpus * end) : 0.0;
+    summary.avg_policy_seconds =
+        summary.policy_calls > 0
+            ? summary.total_policy_seconds / static_cast<double>(summary.policy_calls)
+            : 0.0;
+    summary.wall_seconds = wall_seconds();
   }
-  summary.jobs_unfinished = summary.jobs_total - summary.jobs_finished;
-  summary.jobs_measured = static_cast<std::int64_t>(jct_hours.size());
-  if (!jct_hours.empty()) {
-    summary.avg_jct_hours = std::accumulate(jct_hours.begin(), jct_hours.end(), 0.0) /
-                            static_cast<double>(jct_hours.size());
-    summary.p50_jct_hours = percentile(jct_hours, 50.0);
-    summary.p99_jct_hours = percentile(jct_hours, 99.0);
-  }
-  const double end =
-      summary.jobs_unfinished == 0 ? last_completion : std::max(now, last_completion);
-  summary.makespan_hours = end / 3600.0;
-  summary.simulated_hours = now / 3600.0;
-  const double total_gpus = std::accumulate(gpus.begin(), gpus.end(), 0.0);
-  summary.gpu_utilization = end > 0.0 ? busy_gpu_seconds / (total_gpus * end) : 0.0;
-  summary.avg_policy_seconds =
-      summary.policy_calls > 0
-          ? summary.total_policy_seconds / static_cast<double>(summary.policy_calls)
-          : 0.0;
-  summary.wall_seconds = wall_seconds();
-  return result;
+
+  const std::vector<sim_job>& jobs_;
+  const std::vector<int>& gpus_;
+  const sim_packed_policy& policy_;
+  const simulator_options& options_;
+  std::chrono::steady_clock::time_point wall_start_;
+  std::size_t types_;
+  double tau_;
+  round_mechanism mechanism_;
+  std::vector<int> type_order_;
+  random_source random_;
+  std::int64_t n_;
+  bool windowed_ = false;
+  std::int64_t window_first_ = 0, window_last_ = 0, window_open_ = 0;
+  sim_result result_;
+  std::vector<std::int64_t> arrival_order_;
+  std::vector<std::int64_t> active_;  ///< kept increasing
+  /// The current allocation's pairs: (first, second) -> their throughputs.
+  std::map<std::pair<std::int64_t, std::int64_t>,
+           std::pair<std::vector<double>, std::vector<double>>>
+      pair_throughput_;
+  std::vector<double> remaining_;
+  double now_ = 0.0;
+  std::size_t next_arrival_ = 0;
+  bool need_reset_ = false, reset_allowed_now_ = true;
+  double last_reset_ = 0.0;
+  double busy_gpu_seconds_ = 0.0, last_completion_ = 0.0;
+  std::int64_t arrived_ = 0, finished_ = 0;
+  double next_progress_ = 0.0;
+};
+
+inline sim_result simulate_impl(const std::vector<sim_job>& jobs, const std::vector<int>& gpus,
+                                const sim_packed_policy& policy, const simulator_options& options) {
+  return simulation(jobs, gpus, policy, options).run();
 }
 
 }  // namespace detail
