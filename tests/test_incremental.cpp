@@ -351,3 +351,69 @@ TEST_CASE("incremental_solver: float storage, job_demand and rows after removals
   CHECK(warm.primal_objective <= cold.dual_bound + 1e-9);
   CHECK(cold.primal_objective <= warm.dual_bound + 1e-9);
 }
+
+TEST_CASE("incremental_solver: at g(0) a re-plan carries the allocation over") {
+  using utility = popalloc::utility::target_priority;
+  using solver = popalloc::incremental_solver<utility, double, test_backend>;
+  constexpr int m = 4;
+  std::mt19937_64 rng(5);
+  popalloc::solver_options options;
+  options.relative_gap = 1e-4;
+  // 200 jobs on 4 x 60 units, each needing at most 0.3 of its time: every target reachable.
+  solver inc(Eigen::VectorXd::Constant(m, 60.0), options);
+  auto draw = [&] {
+    Eigen::RowVectorXd a(m);
+    for (int j = 0; j < m; ++j) a[j] = uniform(rng, 0.5, 2.0);
+    return a;
+  };
+  auto add = [&] {
+    const Eigen::RowVectorXd a = draw();
+    return inc.add_job(a, uniform(rng, 1.0, 3.0), 0.3 * a.maxCoeff());
+  };
+  std::vector<solver::job_id> ids;
+  for (int k = 0; k < 200; ++k) ids.push_back(add());
+  const popalloc::solve_result first = inc.solve();
+  REQUIRE(first.status == popalloc::solve_status::converged);
+  REQUIRE(first.dual_bound >= first.trivial_bound);  // the bound is g(0)
+  REQUIRE(first.iterations > 0);
+  const solver::job_id kept = ids[50];
+  const Eigen::Index kept_row = inc.row_of(kept);
+  auto row_of = [](const popalloc::solve_result& r, Eigen::Index i) {
+    std::map<std::int32_t, double> row;
+    const auto& a = r.allocation;
+    for (auto k = a.job_offset[static_cast<std::size_t>(i)];
+         k < a.job_offset[static_cast<std::size_t>(i) + 1]; ++k)
+      row[a.option[static_cast<std::size_t>(k)]] = a.fraction[static_cast<std::size_t>(k)];
+    return row;
+  };
+
+  // 3% churn: departures (rows move), arrivals, re-profiled and re-targeted jobs.
+  for (int k = 0; k < 2; ++k) inc.remove_job(ids[static_cast<std::size_t>(7 * k)]);
+  for (int k = 0; k < 2; ++k) ids.push_back(add());
+  inc.update_throughput(ids[100], draw());
+  inc.update_target(ids[101], 0.1);
+  const popalloc::solve_result carried = inc.solve();
+  CHECK(carried.status == popalloc::solve_status::converged);
+  CHECK(carried.iterations == 0);
+  CHECK(carried.dual_bound == carried.trivial_bound);
+  CHECK(carried.relative_gap <= options.relative_gap);
+  const auto& p = inc.problem();
+  CHECK(popalloc_test::allocation_violation(p, carried) <= 1e-9);
+  CHECK(popalloc_test::recomputed_objective(p, utility{}, carried) ==
+        doctest::Approx(carried.primal_objective).epsilon(1e-12));
+  CHECK(row_of(carried, inc.row_of(kept)) == row_of(first, kept_row));
+  const popalloc::solve_result cold = inc.solve_cold();
+  REQUIRE(cold.status == popalloc::solve_status::converged);
+  CHECK(carried.primal_objective <= cold.dual_bound + 1e-9);
+  CHECK(cold.primal_objective <= carried.dual_bound + 1e-9);
+
+  // Capacities shrunk under the kept jobs: nothing to carry over, the warm solve decides.
+  for (Eigen::Index j = 0; j < m; ++j) inc.set_capacity(j, 10.0);
+  const popalloc::solve_result shrunk = inc.solve();
+  CHECK(shrunk.status == popalloc::solve_status::converged);
+  CHECK(shrunk.iterations > 0);
+  CHECK(popalloc_test::allocation_violation(inc.problem(), shrunk) <= 1e-9);
+  const popalloc::solve_result shrunk_cold = inc.solve_cold();
+  CHECK(shrunk.primal_objective <= shrunk_cold.dual_bound + 1e-9);
+  CHECK(shrunk_cold.primal_objective <= shrunk.dual_bound + 1e-9);
+}

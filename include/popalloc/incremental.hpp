@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -16,6 +17,7 @@
 
 #include "popalloc/backend/cpu.hpp"
 #include "popalloc/dense_problem.hpp"
+#include "popalloc/detail/carried_allocation.hpp"
 #include "popalloc/detail/sample_start.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
@@ -72,6 +74,13 @@ warm_state next_warm_start(const solve_result& last, const Eigen::VectorXd& capa
 /// solve_cold() returns). A warm solve that stalls or ends in a numerical error is repeated
 /// cold, within what is left of options().max_iterations and time_limit_seconds (which bound
 /// the whole call), and the better certified answer returned.
+///
+/// Piecewise-linear utilities: when the last answer reached the unlimited-capacity objective
+/// g(0) (every target met), the next solve first carries that allocation over: unchanged jobs
+/// keep their rows, arrived and changed ones are placed on their fastest resources with room.
+/// When that allocation meets the tolerance against g(0) it is returned with no dual evaluation
+/// (iterations 0, prices 0: the certificate is g(0) itself); otherwise the solve runs as above.
+/// The solver then keeps a copy of the last allocation.
 ///
 /// Per-option demands (dense_problem::demand) are not supported; job_demand is.
 /// Not thread-safe: one thread changes and solves at a time.
@@ -245,13 +254,18 @@ class incremental_solver {
 
   /// The next solve starts cold (as solve() would), as after a change that invalidates the
   /// last prices.
-  void forget_prices() { warm_ = {}; }
+  void forget_prices() {
+    warm_ = {};
+    forget_allocation();
+  }
 
   /// Solves the problem as it stands, starting from where the last solve ended.
   /// \throws like popalloc::solve (invalid_problem names rows: job_ids() maps them to ids).
   solve_result solve(const progress_callback& callback = {}) {
     if (jobs() == 0) return solve_empty();
     settle();
+    if constexpr (Utility::piecewise_linear)
+      if (auto carried = carry_over()) return std::move(*carried);
     if (warm_.prices.size() != resources()) return remember(solve_fresh(callback, options_));
     const detail::stopwatch clock;
     solver_options warm_options = options_;
@@ -303,8 +317,37 @@ class incremental_solver {
 
   solve_result remember(solve_result result) {
     warm_ = detail::next_warm_start<Utility>(result, problem_.capacity);
-    for (std::size_t i = 0; i < origin_.size(); ++i) origin_[i] = static_cast<std::int64_t>(i);
+    remember_allocation(result);
     return result;
+  }
+
+  /// The allocation the next solve may carry over (detail::carries_over), with every row's
+  /// origin its own.
+  void remember_allocation(const solve_result& result) {
+    if (Utility::piecewise_linear && detail::carries_over(result)) {
+      last_allocation_ = result.allocation;
+    } else {
+      forget_allocation();
+    }
+    for (std::size_t i = 0; i < origin_.size(); ++i) origin_[i] = static_cast<std::int64_t>(i);
+  }
+
+  void forget_allocation() { last_allocation_ = allocation(); }
+
+  /// The last allocation carried over to the problem as it stands, when that certifies it
+  /// (detail::carry_allocation_over). The next warm solve still starts from the last solve's
+  /// prices and level; the jobs' search starts move to their rows now.
+  std::optional<solve_result> carry_over() {
+    if (last_allocation_.jobs() == 0) return {};
+    const detail::stopwatch clock;
+    std::optional<solve_result> carried =
+        detail::carry_allocation_over(problem_, utility_, options_, last_allocation_, origin_,
+                                      detail::method_constants::capacity_margin);
+    if (!carried) return {};
+    carry_memory();
+    remember_allocation(*carried);
+    carried->timings.setup_seconds = clock.seconds();
+    return carried;
   }
 
   /// A job whose data changed starts its searches afresh.
@@ -476,6 +519,7 @@ class incremental_solver {
   executor executor_{1};
   detail::job_memory<executor> memory_;
   detail::warm_state warm_;
+  allocation last_allocation_;  ///< rows of the last answer when it reached g(0), else empty
 };
 
 }  // namespace popalloc

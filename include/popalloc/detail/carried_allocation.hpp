@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief A re-plan certified without a dual evaluation: the last allocation carried over to a
+/// changed problem whose last optimum was the unlimited-capacity objective g(0).
+///
+/// When every job of the last solve got what it could get with unlimited capacities (the bound
+/// was g(0), the trivial bound: every target met), the optimal prices are 0 and the dual has
+/// nothing left to find; only an allocation that gets every job of the changed problem as close
+/// to g(0) is. The jobs that did not change keep their rows of the last allocation, which fit
+/// their old share of the capacities; the jobs that arrived or changed are placed, one after the
+/// other, on their fastest resources with room, up to what their utility stops rewarding. When
+/// that allocation is feasible and its objective meets the tolerance against g(0) (an upper
+/// bound on every problem's optimum, the dual at prices 0), it is the answer, certified as a
+/// solve's would be. Otherwise nothing is returned and the caller solves.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "popalloc/dense_problem.hpp"
+#include "popalloc/detail/relative_gap.hpp"
+#include "popalloc/options.hpp"
+#include "popalloc/result.hpp"
+#include "popalloc/status.hpp"
+#include "popalloc/utility/job_parameters.hpp"
+
+namespace popalloc::detail {
+
+/// Whether a result's allocation may be carried over: a converged solve whose bound was g(0).
+inline bool carries_over(const solve_result& r) {
+  return r.status == solve_status::converged && std::isfinite(r.trivial_bound) &&
+         !(r.dual_bound < r.trivial_bound);
+}
+
+/// The throughput job `row` should reach: its fastest open throughput, or less where its utility
+/// is flat beyond a saturation throughput (piecewise-linear utilities).
+template <class Utility>
+double throughput_goal(const Utility& utility, const job_parameters& job, double fastest) {
+  const double saturation = utility.saturation(job);
+  if (!(saturation < fastest)) return fastest;
+  return utility.value(saturation, job) < utility.value(fastest, job) ? fastest : saturation;
+}
+
+/// A dense problem's jobs as the carry-over reads them: closed resources (capacity 0) give no
+/// throughput, as in the solver.
+template <class Scalar>
+struct carry_view {
+  const dense_problem<Scalar>& problem;
+
+  job_parameters parameters(Eigen::Index i) const {
+    job_parameters job;
+    if (problem.weight.size() != 0) job.weight = static_cast<double>(problem.weight[i]);
+    if (problem.target.size() != 0) job.target = static_cast<double>(problem.target[i]);
+    return job;
+  }
+  double demand(Eigen::Index i) const {
+    return problem.job_demand.size() != 0 ? static_cast<double>(problem.job_demand[i]) : 1.0;
+  }
+  double throughput(Eigen::Index i, Eigen::Index j) const {
+    return problem.capacity[j] > 0.0 ? static_cast<double>(problem.throughput(i, j)) : 0.0;
+  }
+  double fastest(Eigen::Index i) const {
+    double best = 0.0;
+    for (Eigen::Index j = 0; j < problem.resources(); ++j) best = std::max(best, throughput(i, j));
+    return best;
+  }
+};
+
+/// The carried allocation as it is built: the usage, the jobs' throughputs, and the rows of the
+/// jobs that arrived or changed (the others' rows stay in the last allocation).
+struct carried_rows {
+  Eigen::VectorXd usage, throughput;
+  std::vector<Eigen::Index> to_place;  ///< jobs that arrived or changed
+  std::vector<std::vector<std::pair<std::int32_t, double>>> placed;  ///< to_place's rows
+};
+
+/// The usage and throughputs of the unchanged jobs' rows of `last`, and the jobs to place
+/// (`origin`: see carry_allocation_over).
+template <class Scalar>
+carried_rows keep_unchanged(const carry_view<Scalar>& view, const allocation& last,
+                            const std::vector<std::int64_t>& origin) {
+  const Eigen::Index n = view.problem.jobs();
+  carried_rows out;
+  out.usage = Eigen::VectorXd::Zero(view.problem.resources());
+  out.throughput = Eigen::VectorXd::Zero(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const std::int64_t from = origin[static_cast<std::size_t>(i)];
+    if (from < 0 || static_cast<std::size_t>(from) >= last.jobs()) {
+      out.to_place.push_back(i);
+      continue;
+    }
+    const double d = view.demand(i);
+    for (auto k = last.job_offset[static_cast<std::size_t>(from)];
+         k < last.job_offset[static_cast<std::size_t>(from) + 1]; ++k) {
+      const std::int32_t j = last.option[static_cast<std::size_t>(k)];
+      const double x = last.fraction[static_cast<std::size_t>(k)];
+      out.usage[j] += d * x;
+      out.throughput[i] += x * view.throughput(i, j);
+    }
+  }
+  out.placed.resize(out.to_place.size());
+  return out;
+}
+
+/// Places job to_place[q] on its fastest resources with room (usage below `room`), up to its
+/// throughput_goal.
+template <class Utility, class Scalar>
+void place_greedily(const carry_view<Scalar>& view, const Utility& utility, std::size_t q,
+                    const Eigen::VectorXd& room, carried_rows& rows) {
+  const Eigen::Index i = rows.to_place[q];
+  const Eigen::Index m = view.problem.resources();
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(m));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index x, Eigen::Index y) {
+    return view.throughput(i, x) > view.throughput(i, y);
+  });
+  const double goal = throughput_goal(utility, view.parameters(i), view.fastest(i));
+  const double d = view.demand(i);
+  double time_left = 1.0, t = 0.0;
+  auto& row = rows.placed[q];
+  for (const Eigen::Index j : order) {
+    const double speed = view.throughput(i, j);
+    if (!(t < goal) || !(time_left > 0.0) || !(speed > 0.0)) break;
+    double x = std::min(time_left, (goal - t) / speed);
+    if (d > 0.0) x = std::min(x, (room[j] - rows.usage[j]) / d);
+    if (!(x > 0.0)) continue;
+    row.emplace_back(static_cast<std::int32_t>(j), x);
+    rows.usage[j] += d * x;
+    t += x * speed;
+    time_left -= x;
+  }
+  std::sort(row.begin(), row.end());  // options in increasing order, as the solver returns them
+  rows.throughput[i] = t;
+}
+
+/// The carried allocation in job order: the placed jobs' rows, the others' from `last`.
+inline allocation assemble_rows(const carried_rows& rows, const allocation& last,
+                                const std::vector<std::int64_t>& origin) {
+  const std::size_t n = origin.size();
+  allocation a;
+  a.job_offset.assign(n + 1, 0);
+  a.option.reserve(last.option.size() + rows.to_place.size());
+  a.fraction.reserve(last.option.size() + rows.to_place.size());
+  std::size_t next_placed = 0;  // to_place is increasing
+  for (std::size_t i = 0; i < n; ++i) {
+    if (next_placed < rows.to_place.size() &&
+        rows.to_place[next_placed] == static_cast<Eigen::Index>(i)) {
+      for (const auto& [j, x] : rows.placed[next_placed]) {
+        a.option.push_back(j);
+        a.fraction.push_back(x);
+      }
+      ++next_placed;
+    } else {
+      const auto from = static_cast<std::size_t>(origin[i]);
+      const auto begin = static_cast<std::ptrdiff_t>(last.job_offset[from]);
+      const auto end = static_cast<std::ptrdiff_t>(last.job_offset[from + 1]);
+      a.option.insert(a.option.end(), last.option.begin() + begin, last.option.begin() + end);
+      a.fraction.insert(a.fraction.end(), last.fraction.begin() + begin,
+                        last.fraction.begin() + end);
+    }
+    a.job_offset[i + 1] = static_cast<std::int64_t>(a.option.size());
+  }
+  return a;
+}
+
+/// The last allocation of the unchanged jobs with the others placed greedily (file comment), or
+/// nothing when that allocation does not certify the changed problem to `options`' tolerance.
+/// `origin[i]`: the row job i had in `last`, -1 when it arrived or changed since. `margin`: the
+/// relative room every resource keeps, as the solver's repair keeps it.
+template <class Utility, class Scalar>
+std::optional<solve_result> carry_allocation_over(
+    const dense_problem<Scalar>& problem, const Utility& utility, const solver_options& options,
+    const allocation& last, const std::vector<std::int64_t>& origin, double margin) {
+  static_assert(Utility::piecewise_linear, "only piecewise-linear utilities reach g(0) exactly");
+  const Eigen::Index n = problem.jobs();
+  if (static_cast<Eigen::Index>(origin.size()) != n || problem.demand.size() != 0) return {};
+  const carry_view<Scalar> view{problem};
+  carried_rows rows = keep_unchanged(view, last, origin);
+  const Eigen::VectorXd room = problem.capacity * (1.0 - margin);
+  if ((rows.usage.array() > room.array()).any()) return {};  // capacities shrank under them
+  for (std::size_t q = 0; q < rows.to_place.size(); ++q)
+    place_greedily(view, utility, q, room, rows);
+
+  // Decided before the rows are assembled: most of a failed attempt's cost would be theirs.
+  double objective = 0.0, unlimited = 0.0, idle = 0.0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const job_parameters job = view.parameters(i);
+    objective += utility.value(rows.throughput[i], job);
+    unlimited += utility.value(view.fastest(i), job);
+    idle += utility.value(0.0, job);
+  }
+  if (!std::isfinite(objective) || !std::isfinite(unlimited) || !std::isfinite(idle)) return {};
+  const measured_gap gap = measure_gap(unlimited, objective, options.gap, {idle, 0.0});
+  const double absolute = unlimited - objective;
+  if (!(absolute <= options.absolute_gap || gap.relative <= options.relative_gap)) return {};
+
+  solve_result r;
+  r.allocation = assemble_rows(rows, last, origin);
+  r.status = solve_status::converged;
+  r.primal_objective = objective;
+  r.dual_bound = r.trivial_bound = unlimited;
+  r.duality_gap = absolute;
+  r.relative_gap = gap.relative;
+  r.gap_scale = gap.scale;
+  r.gap_scale_name = gap.scale_name;
+  r.gap_measure = gap.measure;
+  r.max_capacity_violation = (rows.usage - problem.capacity).cwiseMax(0.0).maxCoeff();
+  r.usage = std::move(rows.usage);
+  r.throughput = std::move(rows.throughput);
+  r.prices = r.final_prices = Eigen::VectorXd::Zero(problem.resources());
+  return r;
+}
+
+}  // namespace popalloc::detail
