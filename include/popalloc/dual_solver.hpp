@@ -403,9 +403,8 @@ class price_discovery {
   /// Whether a feasible allocation with objective `primal` would end the solve.
   bool meets_tolerance(double primal) const {
     if (!std::isfinite(primal) || !std::isfinite(bound())) return false;
-    return bound() - primal <= options_.absolute_gap ||
-           measure_gap(bound(), primal, options_.gap, references_).relative <=
-               options_.relative_gap;
+    return within_tolerance(bound() - primal,
+                            measure_gap(bound(), primal, options_.gap, references_), options_);
   }
 
   /// A dual bound below a feasible objective by more than rounding means the arithmetic lost

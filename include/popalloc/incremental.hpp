@@ -340,9 +340,12 @@ class incremental_solver {
   std::optional<solve_result> carry_over() {
     if (last_allocation_.jobs() == 0) return {};
     const detail::stopwatch clock;
-    std::optional<solve_result> carried =
-        detail::carry_allocation_over(problem_, utility_, options_, last_allocation_, origin_,
-                                      detail::method_constants::capacity_margin);
+    detail::host_executor host(1);
+    const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
+                                                                                        problem_);
+    std::optional<solve_result> carried = detail::carry_allocation_over(
+        storage.view, problem_.capacity, utility_, options_, last_allocation_, origin_,
+        detail::method_constants::capacity_margin);
     if (!carried) return {};
     carry_memory();
     remember_allocation(*carried);

@@ -24,7 +24,7 @@
 
 #include <Eigen/Core>
 
-#include "popalloc/dense_problem.hpp"
+#include "popalloc/detail/dense_view.hpp"
 #include "popalloc/detail/relative_gap.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
@@ -39,8 +39,8 @@ inline bool carries_over(const solve_result& r) {
          !(r.dual_bound < r.trivial_bound);
 }
 
-/// The throughput job `row` should reach: its fastest open throughput, or less where its utility
-/// is flat beyond a saturation throughput (piecewise-linear utilities).
+/// The throughput a job should reach: its fastest open throughput, or less where its utility is
+/// flat beyond a saturation throughput (piecewise-linear utilities).
 template <class Utility>
 double throughput_goal(const Utility& utility, const job_parameters& job, double fastest) {
   const double saturation = utility.saturation(job);
@@ -48,30 +48,13 @@ double throughput_goal(const Utility& utility, const job_parameters& job, double
   return utility.value(saturation, job) < utility.value(fastest, job) ? fastest : saturation;
 }
 
-/// A dense problem's jobs as the carry-over reads them: closed resources (capacity 0) give no
-/// throughput, as in the solver.
+/// Job i's fastest throughput on an open resource.
 template <class Scalar>
-struct carry_view {
-  const dense_problem<Scalar>& problem;
-
-  job_parameters parameters(Eigen::Index i) const {
-    job_parameters job;
-    if (problem.weight.size() != 0) job.weight = static_cast<double>(problem.weight[i]);
-    if (problem.target.size() != 0) job.target = static_cast<double>(problem.target[i]);
-    return job;
-  }
-  double demand(Eigen::Index i) const {
-    return problem.job_demand.size() != 0 ? static_cast<double>(problem.job_demand[i]) : 1.0;
-  }
-  double throughput(Eigen::Index i, Eigen::Index j) const {
-    return problem.capacity[j] > 0.0 ? static_cast<double>(problem.throughput(i, j)) : 0.0;
-  }
-  double fastest(Eigen::Index i) const {
-    double best = 0.0;
-    for (Eigen::Index j = 0; j < problem.resources(); ++j) best = std::max(best, throughput(i, j));
-    return best;
-  }
-};
+double fastest_open(const dense_view<Scalar>& view, std::int64_t i) {
+  double best = 0.0;
+  for (std::int32_t j = 0; j < view.m; ++j) best = std::max(best, view.value(i, j));
+  return best;
+}
 
 /// The carried allocation as it is built: the usage, the jobs' throughputs, and the rows of the
 /// jobs that arrived or changed (the others' rows stay in the last allocation).
@@ -84,11 +67,11 @@ struct carried_rows {
 /// The usage and throughputs of the unchanged jobs' rows of `last`, and the jobs to place
 /// (`origin`: see carry_allocation_over).
 template <class Scalar>
-carried_rows keep_unchanged(const carry_view<Scalar>& view, const allocation& last,
+carried_rows keep_unchanged(const dense_view<Scalar>& view, const allocation& last,
                             const std::vector<std::int64_t>& origin) {
-  const Eigen::Index n = view.problem.jobs();
+  const Eigen::Index n = view.n;
   carried_rows out;
-  out.usage = Eigen::VectorXd::Zero(view.problem.resources());
+  out.usage = Eigen::VectorXd::Zero(view.m);
   out.throughput = Eigen::VectorXd::Zero(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const std::int64_t from = origin[static_cast<std::size_t>(i)];
@@ -96,13 +79,12 @@ carried_rows keep_unchanged(const carry_view<Scalar>& view, const allocation& la
       out.to_place.push_back(i);
       continue;
     }
-    const double d = view.demand(i);
     for (auto k = last.job_offset[static_cast<std::size_t>(from)];
          k < last.job_offset[static_cast<std::size_t>(from) + 1]; ++k) {
       const std::int32_t j = last.option[static_cast<std::size_t>(k)];
       const double x = last.fraction[static_cast<std::size_t>(k)];
-      out.usage[j] += d * x;
-      out.throughput[i] += x * view.throughput(i, j);
+      out.usage[j] += view.amount(i, j) * x;
+      out.throughput[i] += x * view.value(i, j);
     }
   }
   out.placed.resize(out.to_place.size());
@@ -112,26 +94,25 @@ carried_rows keep_unchanged(const carry_view<Scalar>& view, const allocation& la
 /// Places job to_place[q] on its fastest resources with room (usage below `room`), up to its
 /// throughput_goal.
 template <class Utility, class Scalar>
-void place_greedily(const carry_view<Scalar>& view, const Utility& utility, std::size_t q,
+void place_greedily(const dense_view<Scalar>& view, const Utility& utility, std::size_t q,
                     const Eigen::VectorXd& room, carried_rows& rows) {
   const Eigen::Index i = rows.to_place[q];
-  const Eigen::Index m = view.problem.resources();
-  std::vector<Eigen::Index> order(static_cast<std::size_t>(m));
-  std::iota(order.begin(), order.end(), Eigen::Index{0});
-  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index x, Eigen::Index y) {
-    return view.throughput(i, x) > view.throughput(i, y);
+  std::vector<std::int32_t> order(static_cast<std::size_t>(view.m));
+  std::iota(order.begin(), order.end(), std::int32_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) {
+    return view.value(i, x) > view.value(i, y);
   });
-  const double goal = throughput_goal(utility, view.parameters(i), view.fastest(i));
-  const double d = view.demand(i);
+  const double goal = throughput_goal(utility, view.parameters(i), fastest_open(view, i));
   double time_left = 1.0, t = 0.0;
   auto& row = rows.placed[q];
-  for (const Eigen::Index j : order) {
-    const double speed = view.throughput(i, j);
+  for (const std::int32_t j : order) {
+    const double speed = view.value(i, j);
     if (!(t < goal) || !(time_left > 0.0) || !(speed > 0.0)) break;
+    const double d = view.amount(i, j);
     double x = std::min(time_left, (goal - t) / speed);
     if (d > 0.0) x = std::min(x, (room[j] - rows.usage[j]) / d);
     if (!(x > 0.0)) continue;
-    row.emplace_back(static_cast<std::int32_t>(j), x);
+    row.emplace_back(j, x);
     rows.usage[j] += d * x;
     t += x * speed;
     time_left -= x;
@@ -173,17 +154,18 @@ inline allocation assemble_rows(const carried_rows& rows, const allocation& last
 /// The last allocation of the unchanged jobs with the others placed greedily (file comment), or
 /// nothing when that allocation does not certify the changed problem to `options`' tolerance.
 /// `origin[i]`: the row job i had in `last`, -1 when it arrived or changed since. `margin`: the
-/// relative room every resource keeps, as the solver's repair keeps it.
+/// relative room every resource keeps, as the solver's repair keeps it. `view`: the problem as the
+/// solver reads it (problem_storage: closed resources give no throughput) in host memory.
 template <class Utility, class Scalar>
 std::optional<solve_result> carry_allocation_over(
-    const dense_problem<Scalar>& problem, const Utility& utility, const solver_options& options,
-    const allocation& last, const std::vector<std::int64_t>& origin, double margin) {
+    const dense_view<Scalar>& view, const Eigen::VectorXd& capacity, const Utility& utility,
+    const solver_options& options, const allocation& last, const std::vector<std::int64_t>& origin,
+    double margin) {
   static_assert(Utility::piecewise_linear, "only piecewise-linear utilities reach g(0) exactly");
-  const Eigen::Index n = problem.jobs();
-  if (static_cast<Eigen::Index>(origin.size()) != n || problem.demand.size() != 0) return {};
-  const carry_view<Scalar> view{problem};
+  const Eigen::Index n = view.n;
+  if (static_cast<Eigen::Index>(origin.size()) != n) return {};
   carried_rows rows = keep_unchanged(view, last, origin);
-  const Eigen::VectorXd room = problem.capacity * (1.0 - margin);
+  const Eigen::VectorXd room = capacity * (1.0 - margin);
   if ((rows.usage.array() > room.array()).any()) return {};  // capacities shrank under them
   for (std::size_t q = 0; q < rows.to_place.size(); ++q)
     place_greedily(view, utility, q, room, rows);
@@ -193,28 +175,27 @@ std::optional<solve_result> carry_allocation_over(
   for (Eigen::Index i = 0; i < n; ++i) {
     const job_parameters job = view.parameters(i);
     objective += utility.value(rows.throughput[i], job);
-    unlimited += utility.value(view.fastest(i), job);
+    unlimited += utility.value(fastest_open(view, i), job);
     idle += utility.value(0.0, job);
   }
   if (!std::isfinite(objective) || !std::isfinite(unlimited) || !std::isfinite(idle)) return {};
   const measured_gap gap = measure_gap(unlimited, objective, options.gap, {idle, 0.0});
-  const double absolute = unlimited - objective;
-  if (!(absolute <= options.absolute_gap || gap.relative <= options.relative_gap)) return {};
+  if (!within_tolerance(unlimited - objective, gap, options)) return {};
 
   solve_result r;
   r.allocation = assemble_rows(rows, last, origin);
   r.status = solve_status::converged;
   r.primal_objective = objective;
   r.dual_bound = r.trivial_bound = unlimited;
-  r.duality_gap = absolute;
+  r.duality_gap = unlimited - objective;
   r.relative_gap = gap.relative;
   r.gap_scale = gap.scale;
   r.gap_scale_name = gap.scale_name;
   r.gap_measure = gap.measure;
-  r.max_capacity_violation = (rows.usage - problem.capacity).cwiseMax(0.0).maxCoeff();
+  r.max_capacity_violation = (rows.usage - capacity).cwiseMax(0.0).maxCoeff();
   r.usage = std::move(rows.usage);
   r.throughput = std::move(rows.throughput);
-  r.prices = r.final_prices = Eigen::VectorXd::Zero(problem.resources());
+  r.prices = r.final_prices = Eigen::VectorXd::Zero(view.m);
   return r;
 }
 

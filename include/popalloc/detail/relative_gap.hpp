@@ -69,4 +69,11 @@ inline measured_gap measure_gap(double dual, double primal, gap_measure requeste
   return out;
 }
 
+/// The stopping test of every solve: the absolute gap `absolute` (dual - primal) or the relative
+/// one within the options' tolerance.
+inline bool within_tolerance(double absolute, const measured_gap& gap,
+                             const solver_options& options) {
+  return absolute <= options.absolute_gap || gap.relative <= options.relative_gap;
+}
+
 }  // namespace popalloc::detail

@@ -468,9 +468,9 @@ void certify_whole(const dense_problem<Scalar>& problem, const Utility& utility,
   r.gap_scale = relative.scale;
   r.gap_scale_name = relative.scale_name;
   r.gap_measure = relative.measure;
-  const bool whole_within = std::isfinite(r.dual_bound) && std::isfinite(r.primal_objective) &&
-                            (r.duality_gap <= options.solver.absolute_gap ||
-                             r.relative_gap <= options.solver.relative_gap);
+  const bool whole_within =
+      std::isfinite(r.dual_bound) && std::isfinite(r.primal_objective) &&
+      popalloc::detail::within_tolerance(r.duality_gap, relative, options.solver);
   if (r.status == solve_status::converged && !whole_within)
     r.status = solve_status::parts_converged;
 }
