@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // incremental_solver: random change sequences against a shadow copy of the jobs and against a
 // cold solve of the changed problem (each answer's objective must lie under the other's dual
-// bound), the empty problem, capacities to 0 and back, and bad input.
+// bound), the empty problem, capacities to 0 and back, bad input, and the allocation carried
+// over where the last answer reached g(0).
 #include <cmath>
 #include <limits>
 #include <map>
