@@ -606,6 +606,36 @@ TEST_CASE("[families] optimal prices 0: the full solve continues at the sample's
   CHECK(sampled.smoothing == cold.smoothing);  // the same level: the sample's
 }
 
+TEST_CASE(
+    "[families] optimal prices 0, targets met early: the full solve tries the sample's prices") {
+  // generations' standard targets are all reachable, and its sample's allocation meets them
+  // before the Newton iteration reaches the smoothed minimiser: those prices say nothing about
+  // the minimiser, but the full problem's responses there meet the targets too (or come within
+  // top-ups of them), so the full solve evaluates there first and stops.
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    CAPTURE(seed);
+    const auto p = generate_family(spec_of("generations"), 20000, 8, seed);
+    popalloc::solver_options o;
+    o.relative_gap = 1e-3;
+    const popalloc::utility::target_priority u;
+    const auto sampled = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+    o.sample_start = false;
+    const auto cold = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+    for (const auto* r : {&sampled, &cold}) {
+      CHECK(r->status == popalloc::solve_status::converged);
+      CHECK(r->dual_bound == 0.0);
+      CHECK(r->primal_objective <= 0.0);
+      CHECK(-r->primal_objective <= 1e-3 * 1e-6 * weighted_target_sum(p));
+      CHECK(popalloc_test::allocation_violation(p, *r) <= 1e-9);
+    }
+    CHECK(sampled.sample_iterations > 0);
+    INFO("full evaluations: " << sampled.iterations << " after the sample, " << cold.iterations
+                              << " cold");
+    CHECK(sampled.iterations == 1);
+    CHECK(sampled.iterations < cold.iterations);
+  }
+}
+
 TEST_CASE("[families] reachable targets are met at the optimum, far ones are not") {
   for (const sized_family& f : kFamilies) {
     for (const char* capacity : {"", ":tight", ":loose"}) {

@@ -97,11 +97,12 @@ TEST_CASE("[topups] hand-solved: the scaled resource's loss moves to the spare o
   const auto scaled = engine.repair(factors);
   CHECK(scaled.utility == doctest::Approx(-0.4).epsilon(1e-9));
   // Nothing can do better than meeting every target: asking for more skips the last passes.
-  CHECK_FALSE(
-      engine.repair_with_topups(factors, spare, [](double objective) { return objective > 0.0; })
-          .finite);
-  const auto topped =
-      engine.repair_with_topups(factors, spare, [](double objective) { return objective >= 0.0; });
+  CHECK_FALSE(engine
+                  .repair_with_topups(factors, spare, false,
+                                      [](double objective) { return objective > 0.0; })
+                  .finite);
+  const auto topped = engine.repair_with_topups(factors, spare, false,
+                                                [](double objective) { return objective >= 0.0; });
   CHECK(topped.finite);
   CHECK(engine.topup_passes() == 1);  // the first round's top-ups fit
   CHECK(std::abs(topped.utility) < 1e-12);
@@ -121,6 +122,51 @@ TEST_CASE("[topups] hand-solved: the scaled resource's loss moves to the spare o
     CHECK(r.allocation.option[begin + 1] == 1);
     CHECK(r.allocation.fraction[begin] == doctest::Approx(0.05).epsilon(1e-9));
     CHECK(r.allocation.fraction[begin + 1] == doctest::Approx(0.45).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("[topups] hand-solved: an allocation that fits tops up toward the targets") {
+  // Two jobs with throughput 1 on both resources and target 0.5, priced at their weight: each
+  // job's smoothed response is idle (objective 2 x (0 - 0.5) = -1) and nothing is over-used, so
+  // no scaling takes anything. Top-ups toward saturation give each job 0.5 on resource 0 (the
+  // first of the equally fast resources with room): every target met, objective 0. Without
+  // them there is nothing to win back.
+  popalloc::dense_problem<double> p;
+  p.throughput = popalloc::dense_problem<double>::matrix::Ones(2, 2);
+  p.capacity = Eigen::Vector2d(10.0, 10.0);
+  p.target = Eigen::Vector2d(0.5, 0.5);
+  const popalloc::utility::target_priority u;
+  p.validate(u);
+  engine_type<popalloc::utility::target_priority> engine(p, u, executor(1));
+  engine.marginal_prices(p.capacity);
+  popalloc::detail::evaluation e;
+  engine.evaluate(Eigen::Vector2d::Ones(), 0.1, false, e);
+  REQUIRE(e.usage.isZero());
+  REQUIRE(e.utility_exact == doctest::Approx(-1.0).epsilon(1e-12));
+
+  Eigen::VectorXd factors, spare;
+  scale_and_spare(p.capacity, e.usage, factors, spare);
+  REQUIRE(factors == Eigen::Vector2d::Ones());
+  auto meets_targets = [](double objective) { return objective >= 0.0; };
+  CHECK_FALSE(engine.repair_with_topups(factors, spare, false, meets_targets).finite);
+  const auto topped = engine.repair_with_topups(factors, spare, true, meets_targets);
+  REQUIRE(topped.finite);
+  CHECK(engine.topup_passes() == 1);
+  CHECK(std::abs(topped.utility) < 1e-12);
+  CHECK(topped.usage[0] == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(topped.usage[1] == 0.0);
+
+  // The export rebuilds the same top-ups.
+  engine.keep_scratch(factors, true);
+  popalloc::solve_result r;
+  CHECK(std::abs(engine.export_kept(r)) < 1e-12);
+  REQUIRE(r.allocation.jobs() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto begin = static_cast<std::size_t>(r.allocation.job_offset[i]);
+    REQUIRE(r.allocation.job_offset[i + 1] - r.allocation.job_offset[i] == 1);
+    CHECK(r.allocation.option[begin] == 0);
+    CHECK(r.allocation.fraction[begin] == doctest::Approx(0.5).epsilon(1e-12));
+    CHECK(r.throughput[static_cast<Eigen::Index>(i)] == doctest::Approx(0.5).epsilon(1e-12));
   }
 }
 
@@ -148,7 +194,7 @@ TEST_CASE("[topups] hand-solved: the second round moves top-ups to a slower reso
   const auto scaled = engine.repair(factors);
   const double lost = 10.0 * (1.0 / 7.25) * (1.0 - factors[0]);
   CHECK(scaled.utility == doctest::Approx(-lost).epsilon(1e-12));
-  const auto topped = engine.repair_with_topups(factors, spare, [](double) { return true; });
+  const auto topped = engine.repair_with_topups(factors, spare, false, [](double) { return true; });
   CHECK(engine.topup_passes() == 2);
   CHECK(std::abs(topped.utility) < 1e-12);
   CHECK(topped.usage[1] == doctest::Approx(scaled.usage[1]).epsilon(1e-12));  // none on 1
@@ -214,10 +260,11 @@ TEST_CASE("[topups] hand-solved: what the first tier cannot fit goes to the seco
   const double prices[3] = {0.0, 0.0, 0.0}, factors[3] = {0.5, 1.0, 1.0};
   const double table[12] = {0.0, 0.25, 1.0, 0.0, 1.0, 1.0,   // first tier: fill, preference
                             0.0, 0.0,  1.0, 0.0, 0.0, 1.0};  // second tier
-  const popalloc::detail::topup_tiers tiers{table, 3};
+  const popalloc::detail::topup_tiers tiers{table, 3, false};
   double x[3] = {0.0, 0.0, 0.0};
   const auto t = popalloc::detail::visit_repaired_fractions(
-      view, 0, prices, 1.0, state, factors, tiers, [&](std::int32_t o, double f) { x[o] += f; });
+      view, 0, prices, 1.0, state, factors, tiers, popalloc::utility::target_priority{},
+      [&](std::int32_t o, double f) { x[o] += f; });
   REQUIRE(t.tier[0].option == 1);
   REQUIRE(t.tier[1].option == 2);
   CHECK(t.weight[0] == doctest::Approx(0.25).epsilon(1e-12));
@@ -256,10 +303,11 @@ TEST_CASE("[topups] never exceed a capacity or a job's time, never lower the obj
   // top-ups then overflow their first choices and the later rounds and tiers take over).
   const auto p = popalloc_test::random_problem(3000, 6, 11);
   std::vector<int> passes_seen;
-  auto check = [&](const auto& u, double level, double room) {
+  auto check = [&](const auto& u, double level, double room, bool to_saturation = false) {
     using utility_type = std::decay_t<decltype(u)>;
     CAPTURE(level);
     CAPTURE(room);
+    CAPTURE(to_saturation);
     engine_type<utility_type> engine(p, u, executor(2));
     const auto marginals = engine.marginal_prices(p.capacity);
     Eigen::VectorXd prices = 0.3 * marginals.equal_share;
@@ -273,11 +321,14 @@ TEST_CASE("[topups] never exceed a capacity or a job's time, never lower the obj
     REQUIRE((spare.array() > 0.0).any());
     spare *= room;
     const auto scaled = engine.repair(factors);
-    const auto topped = engine.repair_with_topups(factors, spare, [](double) { return true; });
+    const auto topped =
+        engine.repair_with_topups(factors, spare, to_saturation, [](double) { return true; });
     REQUIRE(topped.finite);
     passes_seen.push_back(engine.topup_passes());
     CHECK(topped.utility >= scaled.utility);
-    CHECK(topped.utility <= e.utility_exact + 1e-9 * std::abs(e.utility_exact));
+    // Winning back what the scaling took never beats the unscaled allocation; toward the
+    // targets it can.
+    if (!to_saturation) CHECK(topped.utility <= e.utility_exact + 1e-9 * std::abs(e.utility_exact));
     for (Eigen::Index j = 0; j < p.resources(); ++j) {
       CAPTURE(j);
       CHECK(topped.usage[j] <= p.capacity[j]);
@@ -299,6 +350,7 @@ TEST_CASE("[topups] never exceed a capacity or a job's time, never lower the obj
   for (const double room : {1.0, 1e-2})
     for (const double level : {1e-1, 1e-3}) {
       check(popalloc::utility::target_priority{}, level, room);
+      check(popalloc::utility::target_priority{}, level, room, true);
       check(popalloc::utility::linear{}, level, room);
       check(popalloc::utility::log{}, level, room);
     }

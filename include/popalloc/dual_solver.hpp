@@ -93,12 +93,10 @@ class price_discovery {
         clock_(clock),
         m_(capacity.size()) {}
 
-  /// A warm start whose prices come from a solve that ended at smoothing `level` starts there
-  /// (`exactly`: even above the usual warm-start level).
-  void start_at_level(double level, bool exactly) {
-    start_level_ = level;
-    start_exactly_ = exactly;
-  }
+  /// A warm start whose prices come from a solve that ended at smoothing `start.level` starts
+  /// there (`exactly`: even above the usual warm-start level); a cold one tries
+  /// `start.probe_prices` first when it has them.
+  void start_from(const sample_start_level& start) { start_ = start; }
 
   /// A sample solve is there for its prices: top-ups would end it at prices far from the
   /// smoothed minimiser, where the full solve then needs more evaluations.
@@ -129,10 +127,15 @@ class price_discovery {
     // a job's options are collinear), piecewise-linear ones more.
     level_ = Engine::piecewise_linear ? (warm ? k::warm_smoothing : k::cold_smoothing)
                                       : k::cold_smoothing_concave;
-    if (warm && start_level_ > 0.0)
-      level_ = start_exactly_ ? start_level_ : std::min(level_, start_level_);
+    if (warm && start_.level > 0.0)
+      level_ = start_.exactly ? start_.level : std::min(level_, start_.level);
     double damping = warm ? 1e-2 : 1.0;  // Levenberg-Marquardt parameter (relative)
     result.timings.setup_seconds = clock_.seconds();
+    if (!warm && probe_closes_gap()) {
+      result.final_prices = start_.probe_prices;
+      finish(result, solve_status::converged);
+      return;
+    }
 
     evaluation current;
     double current_gap = 0.0;  // smoothed duality gap at `prices`
@@ -281,6 +284,20 @@ class price_discovery {
     return std::sqrt(sum);
   }
 
+  /// One evaluation at the probe prices (sample_start_level), at their level; true when its
+  /// certificate meets the tolerance (the solve ends at that level). Otherwise the solve goes on
+  /// from its own start, keeping the probe's bound and allocation where they are the best so far.
+  bool probe_closes_gap() {
+    if (start_.probe_prices.size() != m_) return false;
+    const double level = level_;
+    level_ = start_.probe_level;
+    evaluation probe;
+    double probe_gap = 0.0;
+    if (evaluate(start_.probe_prices, probe, probe_gap) && converged()) return true;
+    level_ = level;
+    return false;
+  }
+
   /// Next continuation stage: less smoothing, re-evaluated at the same prices.
   void next_stage(Eigen::VectorXd& prices, evaluation& current, double& current_gap,
                   double& damping) {
@@ -360,8 +377,16 @@ class price_discovery {
     // short of the tolerance keeps the scaled allocation, whose shortfall is spread over the jobs
     // in proportion to their use of the scarce resources; a topped-up one puts it all on the jobs
     // that could not be topped up.
-    if (topups_allowed_ && scaled && bound_is_trivial() && e.utility_exact > primal.utility &&
-        e.utility_exact > best_primal_ && meets_tolerance(e.utility_exact)) {
+    const bool scaled_topup = scaled && e.utility_exact > primal.utility &&
+                              e.utility_exact > best_primal_ && meets_tolerance(e.utility_exact);
+    // An allocation that fits but leaves jobs short of their saturation throughput (targets)
+    // while resources have room: the jobs top up toward it. Tried when no top-up of this kind
+    // has failed at this smoothing level yet: a failure says the jobs short of their targets
+    // have no time or no room left, which the next evaluations at the level rarely change.
+    const bool saturation_topup =
+        !scaled && Engine::piecewise_linear && primal.utility > best_primal_ &&
+        !meets_tolerance(primal.utility) && saturation_topup_failed_at_ != level_;
+    if (topups_allowed_ && bound_is_trivial() && (scaled_topup || saturation_topup)) {
       Eigen::VectorXd spare(m_);
       for (Eigen::Index j = 0; j < m_; ++j)
         spare[j] = factors[j] < 1.0
@@ -369,10 +394,13 @@ class price_discovery {
                        : capacity_[j] * (1.0 - method_constants::capacity_margin) - e.usage[j];
       if ((spare.array() > 0.0).any()) {
         repaired_primal topped = engine_.repair_with_topups(
-            factors, spare, [this](double objective) { return meets_tolerance(objective); });
+            factors, spare, saturation_topup,
+            [this](double objective) { return meets_tolerance(objective); });
         if (topped.finite && topped.utility > primal.utility && meets_tolerance(topped.utility)) {
           primal = std::move(topped);
           topped_up = true;
+        } else if (saturation_topup) {
+          saturation_topup_failed_at_ = level_;
         }
       }
     }
@@ -475,9 +503,9 @@ class price_discovery {
   Eigen::MatrixXd model_;
   evaluation candidate_;
   double level_ = 0.0;
-  double start_level_ = 0.0;  ///< first level of a warm start, when known (sample start)
-  bool start_exactly_ = false;
+  sample_start_level start_;  ///< where a sample start says to begin
   bool topups_allowed_ = true;
+  double saturation_topup_failed_at_ = -1.0;  ///< smoothing level of the last failed one
   gap_references references_;
   double trivial_bound_ = std::numeric_limits<double>::infinity();
   double best_dual_ = std::numeric_limits<double>::infinity();
@@ -551,7 +579,7 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
                                                       memory);
     detail::price_discovery<decltype(engine)> method(engine, capacity, run_options, callback,
                                                      clock);
-    method.start_at_level(start_level.level, start_level.exactly);
+    method.start_from(start_level);
     method.allow_topups(role == solve_role::full && options.topups);
     method.run(result);
   } catch (const error&) {

@@ -52,12 +52,12 @@ warm_state next_warm_start(const solve_result& last, const Eigen::VectorXd& capa
     return {};
   if (!(last.dual_bound < last.trivial_bound)) {
     if (!prices_complementary(last, capacity)) return {};
-    return {last.final_prices, {last.smoothing, true}};
+    return {last.final_prices, sample_start_level::at(last.smoothing, true)};
   }
   const double level = Utility::piecewise_linear
                            ? std::max(last.smoothing, method_constants::warm_smoothing)
                            : last.smoothing;
-  return {last.final_prices, {level, true}};
+  return {last.final_prices, sample_start_level::at(level, true)};
 }
 
 }  // namespace detail

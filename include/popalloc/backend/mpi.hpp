@@ -892,7 +892,7 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
     using engine_type = detail::engine<detail::mpi_executor, Problem, Utility>;
     engine_type engine(problem, utility, detail::mpi_executor(session, options.threads));
     detail::price_discovery<engine_type> method(engine, capacity, core, agreed, clock);
-    method.start_at_level(start_level.level, start_level.exactly);
+    method.start_from(start_level);
     method.allow_topups(role == solve_role::full && options.topups);
     method.run(result);
   } catch (const std::exception& e) {

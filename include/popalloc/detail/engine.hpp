@@ -266,10 +266,13 @@ class engine {
   ///      overflow its room could take (second tier);
   ///   4. the second tier at its fill ratios (when the third pass still meets `acceptable`).
   /// The tiers stay with the scratch allocation until the next call (keep_scratch).
+  /// With `to_saturation` the jobs also top up toward their saturation throughput
+  /// (topup_tiers::to_saturation).
   template <class Acceptable>
   repaired_primal repair_with_topups(const Eigen::VectorXd& factors, const Eigen::VectorXd& spare,
-                                     const Acceptable& acceptable) {
+                                     bool to_saturation, const Acceptable& acceptable) {
     exec_.upload(factors.data(), static_cast<std::size_t>(m_), factors_);
+    scratch_to_saturation_ = to_saturation;
     topup_passes_ = 0;
     const Eigen::VectorXd ones = Eigen::VectorXd::Ones(m_), zeros = Eigen::VectorXd::Zero(m_);
     auto fits = [](const Eigen::VectorXd& usage, const Eigen::VectorXd& room) {
@@ -311,6 +314,7 @@ class engine {
     scratch_ = 1 - scratch_;
     kept_factors_ = factors;
     kept_fill_ = topped_up ? scratch_fill_ : Eigen::VectorXd();
+    kept_to_saturation_ = topped_up && scratch_to_saturation_;
   }
 
   /// Writes the kept allocation into `result` (allocation and throughput); returns its objective.
@@ -327,7 +331,7 @@ class engine {
     count.utility = utility_;
     count.view = storage_.view;
     count.factors = Executor::data(factors_);
-    if (topped_up) count.topups = {Executor::data(fill_), m_};
+    if (topped_up) count.topups = {Executor::data(fill_), m_, kept_to_saturation_};
     count.prices = Executor::data(s.prices);
     count.kappa_scale = kappa_scale_for(s.level);
     count.level = s.level;
@@ -354,8 +358,8 @@ class engine {
     exec_.upload(a.job_offset.data(), n + 1, offsets);
     exec_.allocate(entries, options);
     exec_.allocate(entries, fractions);
-    export_write_pass<view_type> write;
-    static_cast<export_pass_base<view_type>&>(write) = count;
+    export_write_pass<view_type, Utility> write;
+    static_cast<export_pass_base<view_type, Utility>&>(write) = count;
     write.row_offset = Executor::data(offsets);
     write.option_out = Executor::data(options);
     write.fraction_out = Executor::data(fractions);
@@ -422,7 +426,7 @@ class engine {
     scratch_fill_ << tiers.first_fill, tiers.first_preference, tiers.second_fill,
         tiers.second_preference;
     exec_.upload(scratch_fill_.data(), static_cast<std::size_t>(4 * m_), fill_);
-    return {Executor::data(fill_), m_};
+    return {Executor::data(fill_), m_, scratch_to_saturation_};
   }
 
   /// The repair under `tiers`, with the usage of tier `tracked`'s top-ups (repair_pass).
@@ -606,6 +610,7 @@ class engine {
   Eigen::VectorXd kept_factors_;
   /// Top-up tiers (topup_tiers) of the scratch and the kept allocation (empty: none).
   Eigen::VectorXd scratch_fill_, kept_fill_;
+  bool scratch_to_saturation_ = false, kept_to_saturation_ = false;
   int topup_passes_ = 0;
   typename Executor::template vector<double> kappa_scale_, factors_, fill_;
   bool kappa_scale_ready_ = false;

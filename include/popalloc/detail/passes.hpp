@@ -14,6 +14,7 @@
 #include "popalloc/config.hpp"
 #include "popalloc/detail/best_response.hpp"
 #include "popalloc/detail/regularized_response.hpp"
+#include "popalloc/utility/concept.hpp"
 #include "popalloc/utility/log.hpp"
 
 namespace popalloc::detail {
@@ -628,7 +629,8 @@ struct evaluate_pass {
   }
 };
 
-/// What scaling the over-used resources down takes from job i: its throughput before and after
+/// What scaling the over-used resources down takes from job i: the throughput it wants back (its
+/// throughput before the scaling, or more: see topup_tiers::to_saturation), its throughput after
 /// the scaling, and its scaled time on its options (with their count, for the rounding margin).
 struct scaled_job {
   double throughput = 0.0, scaled_throughput = 0.0, scaled_time = 0.0, options = 0.0;
@@ -639,10 +641,11 @@ struct scaled_job {
   double scaled[local_options::capacity];
 };
 
+/// `wanted`: a throughput the job wants back even beyond its unscaled one (0: none).
 template <class View>
 POPALLOC_HD inline scaled_job scale_job(const View& view, std::int64_t i, const double* prices,
                                         double kappa, const state_pointers& s,
-                                        const double* factors) {
+                                        const double* factors, double wanted) {
   scaled_job out;
   const std::int32_t options = view.option_count(i);
   out.recorded = options <= local_options::capacity;
@@ -657,6 +660,7 @@ POPALLOC_HD inline scaled_job scale_job(const View& view, std::int64_t i, const 
     out.options += 1.0;
     if (out.recorded) out.scaled[o] = x;
   });
+  if (wanted > out.throughput) out.throughput = wanted;
   return out;
 }
 
@@ -732,6 +736,21 @@ POPALLOC_HD inline topup choose_topup(const View& view, std::int64_t i, const do
 struct topup_tiers {
   const double* table = nullptr;  ///< 4m entries, or null: no top-ups
   std::int32_t m = 0;
+  /// Jobs below their utility's saturation throughput (finite for target priority: the target)
+  /// also want the rest of the way there back, not only what the scaling took: the top-ups of
+  /// an allocation that fits but leaves jobs short of their targets while capacity is left.
+  bool to_saturation = false;
+  /// What job i wants back beyond its unscaled throughput (0: nothing).
+  template <class View, class Utility>
+  POPALLOC_HD double wanted(const View& view, std::int64_t i, const Utility& utility) const {
+    if constexpr (has_saturation<Utility>::value) {
+      if (!to_saturation) return 0.0;
+      const double t = utility.saturation(view.parameters(i));
+      return is_finite(t) ? t : 0.0;
+    } else {
+      return 0.0;
+    }
+  }
   POPALLOC_HD const double* fill(int tier) const { return table + 2 * tier * m; }
   POPALLOC_HD const double* preference(int tier) const { return table + (2 * tier + 1) * m; }
 };
@@ -746,12 +765,10 @@ struct job_topups {
 /// Calls visit(o, x) for every option of job i in increasing order with its fraction under the
 /// stored state scaled by `factors` (x may be 0), plus the job's top-ups when `topups` has a
 /// table: the allocation that repair and export read. Returns the top-ups.
-template <class View, class Visit>
-POPALLOC_HD inline job_topups visit_repaired_fractions(const View& view, std::int64_t i,
-                                                       const double* prices, double kappa,
-                                                       const state_pointers& s,
-                                                       const double* factors,
-                                                       const topup_tiers& topups, Visit&& visit) {
+template <class View, class Utility, class Visit>
+POPALLOC_HD inline job_topups visit_repaired_fractions(
+    const View& view, std::int64_t i, const double* prices, double kappa, const state_pointers& s,
+    const double* factors, const topup_tiers& topups, const Utility& utility, Visit&& visit) {
   job_topups out;
   if (topups.table == nullptr) {
     visit_state_fractions(view, i, prices, kappa, s, [&](std::int32_t o, double x0) {
@@ -759,7 +776,8 @@ POPALLOC_HD inline job_topups visit_repaired_fractions(const View& view, std::in
     });
     return out;
   }
-  const scaled_job job = scale_job(view, i, prices, kappa, s, factors);
+  const scaled_job job =
+      scale_job(view, i, prices, kappa, s, factors, topups.wanted(view, i, utility));
   out.tier[0] = choose_topup(view, i, topups.preference(0), job);
   const topup& first = out.tier[0];
   if (first.option >= 0) out.weight[0] = option_factor(view, i, first.option, topups.fill(0));
@@ -829,7 +847,7 @@ struct repair_pass {
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
     double tau = 0.0, norm2 = 0.0;
     const job_topups t = visit_repaired_fractions(view, i, prices, kappa, state, factors, topups,
-                                                  [&](std::int32_t o, double x) {
+                                                  utility, [&](std::int32_t o, double x) {
                                                     tau += x * view.value(i, o);
                                                     norm2 += x * x;
                                                     add_usage(view, i, o, x, partial);
@@ -850,9 +868,10 @@ struct repair_pass {
 /// counts each job's positive fractions (and writes its throughput), the caller turns the counts
 /// into row offsets, and export_write_pass fills the rows. Both compute the same fractions, so
 /// the counts match; no n x options buffer is ever allocated.
-template <class View>
+template <class View, class Utility>
 struct export_pass_base {
   View view;
+  Utility utility;
   const double* factors = nullptr;
   topup_tiers topups;  ///< see repair_pass
   const double* prices = nullptr;
@@ -864,7 +883,7 @@ struct export_pass_base {
   template <class Emit>
   POPALLOC_HD void fractions(std::int64_t i, Emit&& emit) const {
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
-    visit_repaired_fractions(view, i, prices, kappa, state, factors, topups,
+    visit_repaired_fractions(view, i, prices, kappa, state, factors, topups, utility,
                              [&](std::int32_t o, double x) {
                                if (x > 0.0) emit(o, x);
                              });
@@ -888,8 +907,7 @@ struct row_buffer {
 /// Also sums the exported allocation's objective (partial[0]; reported exactly, where certify()
 /// may have used the folded lower bound).
 template <class View, class Utility>
-struct export_count_pass : export_pass_base<View> {
-  Utility utility;
+struct export_count_pass : export_pass_base<View, Utility> {
   std::int32_t* count_out = nullptr;  ///< one per job
   double* throughput_out = nullptr;   ///< one per job
 
@@ -904,12 +922,12 @@ struct export_count_pass : export_pass_base<View> {
     });
     count_out[i] = count;
     throughput_out[i] = tau;
-    partial[0] += utility.value(tau, v.parameters(i));
+    partial[0] += this->utility.value(tau, v.parameters(i));
   }
 };
 
-template <class View>
-struct export_write_pass : export_pass_base<View> {
+template <class View, class Utility>
+struct export_write_pass : export_pass_base<View, Utility> {
   const std::int64_t* row_offset = nullptr;  ///< n + 1, from the counts
   std::int32_t* option_out = nullptr;
   double* fraction_out = nullptr;

@@ -108,10 +108,23 @@ inline solver_options sample_options(const solver_options& options, std::int64_t
 }
 
 /// Where the full solve starts after a sample: its first smoothing level (0: the usual one) and
-/// whether that level is kept even above the usual warm-start level.
+/// whether that level is kept even above the usual warm-start level; and prices to try first.
 struct sample_start_level {
   double level = 0.0;
   bool exactly = false;
+  /// Prices at which the sample's allocation closed its gap before its Newton iteration reached
+  /// the smoothed minimiser (empty: none), with their level: the full solve evaluates there
+  /// once, stops if its own allocation closes the gap too, and otherwise starts cold.
+  Eigen::VectorXd probe_prices;
+  double probe_level = 0.0;
+
+  /// Starts at `start` (`exact`: even above the usual warm-start level), with no probe.
+  static sample_start_level at(double start, bool exact) {
+    sample_start_level out;
+    out.level = start;
+    out.exactly = exact;
+    return out;
+  }
 };
 
 /// Whether the sample's last prices price only resources its allocation fills (complementary
@@ -139,18 +152,27 @@ sample_start_level start_from_sample(const solve_result& sample, const Eigen::Ve
     // and no other: the full solve continues there. A sample that stopped before reaching its
     // minimiser (its allocation met every target early) says nothing about the full problem's
     // prices, and one that did not converge may have ended at any level (the smoothing floor,
-    // after a stall): the full solve then starts cold (docs/method.md "Sample start").
-    if (sample.status != solve_status::converged || !prices_complementary(sample, capacity))
-      return {};
+    // after a stall): the full solve then starts cold (docs/method.md "Sample start"). The
+    // prices where the sample's allocation met its targets early are where the full problem's
+    // responses, drawn from the same population, most likely meet theirs: tried first.
+    if (sample.status != solve_status::converged) return {};
+    if (!prices_complementary(sample, capacity)) {
+      sample_start_level probe;
+      if (sample.final_prices.allFinite()) {
+        probe.probe_prices = sample.final_prices;
+        probe.probe_level = sample.smoothing;
+      }
+      return probe;
+    }
     run_options.warm_start_prices = sample.final_prices;
-    return {sample.smoothing, true};
+    return sample_start_level::at(sample.smoothing, true);
   }
   if (sample.prices.allFinite()) run_options.warm_start_prices = sample.prices;
   // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6, when
   // its gap was still relative to |objective|: 6 full evaluations instead of 10);
   // piecewise-linear ones gain nothing from it (m = 16: 8 instead of 5) and keep the usual
   // warm-start level.
-  return {Utility::piecewise_linear ? 0.0 : sample.smoothing, false};
+  return sample_start_level::at(Utility::piecewise_linear ? 0.0 : sample.smoothing, false);
 }
 
 }  // namespace popalloc::detail
