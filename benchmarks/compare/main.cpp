@@ -817,22 +817,6 @@ int run(int argc, char** argv) {
 }  // namespace popalloc_compare
 
 int main(int argc, char** argv) {
-  try {
-    return popalloc_compare::run(argc, argv);
-  } catch (const popalloc_solve::input_error& e) {
-    std::fprintf(stderr, "popalloc-compare: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_problem& e) {
-    std::fprintf(stderr, "popalloc-compare: invalid problem: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_options& e) {
-    std::fprintf(stderr, "popalloc-compare: invalid option: %s\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "popalloc-compare: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "popalloc-compare: internal error: %s\n", e.what());
-    return 1;
-  }
+  return popalloc_cli::run_program("popalloc-compare",
+                                   [&] { return popalloc_compare::run(argc, argv); });
 }

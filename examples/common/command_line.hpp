@@ -15,6 +15,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -22,6 +23,8 @@
 #include <vector>
 
 #include <popalloc/config.hpp>
+#include <popalloc/error.hpp>
+#include <popalloc/io/input_error.hpp>
 #include <popalloc/io/json.hpp>
 #include <popalloc/version.hpp>
 
@@ -108,6 +111,32 @@ given_options parse_program_arguments(int argc, char** argv, const option_spec (
   if (given.count("quiet") != 0 && given.count("verbose") != 0)
     usage_error("--quiet and --verbose cannot be combined");
   return given;
+}
+
+/// \brief The body of a program's main(): returns `run()`, and maps what it throws to one line
+/// on stderr, "PROGRAM: what", and the exit status of docs/output-format.md: 2 for a bad command
+/// line or input (io::input_error, which usage errors and the readers throw; invalid_problem;
+/// invalid_options), 1 for running out of memory and for anything else (an internal error).
+template <class Run>
+int run_program(const char* program, Run&& run) {
+  try {
+    return run();
+  } catch (const popalloc::io::input_error& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 2;
+  } catch (const popalloc::invalid_problem& e) {
+    std::fprintf(stderr, "%s: invalid problem: %s\n", program, e.what());
+    return 2;
+  } catch (const popalloc::invalid_options& e) {
+    std::fprintf(stderr, "%s: invalid option: %s\n", program, e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: out of memory\n", program);
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", program, e.what());
+    return 1;
+  }
 }
 
 /// \brief What a program prints besides its outputs and its errors and warnings (stderr):

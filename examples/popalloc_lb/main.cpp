@@ -641,22 +641,5 @@ int run(int argc, char** argv) {
 }  // namespace popalloc_lb
 
 int main(int argc, char** argv) {
-  try {
-    return popalloc_lb::run(argc, argv);
-  } catch (const popalloc::io::input_error& e) {
-    std::fprintf(stderr, "popalloc-lb: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_problem& e) {
-    std::fprintf(stderr, "popalloc-lb: invalid problem: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_options& e) {
-    std::fprintf(stderr, "popalloc-lb: invalid option: %s\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "popalloc-lb: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "popalloc-lb: internal error: %s\n", e.what());
-    return 1;
-  }
+  return popalloc_cli::run_program("popalloc-lb", [&] { return popalloc_lb::run(argc, argv); });
 }

@@ -134,11 +134,8 @@ before any work.
 Exit status: 0 done, 2 usage or input error (nothing written), 1 internal error.
 )";
 
-struct usage_error : std::exception {
-  explicit usage_error(std::string m) : message(std::move(m)) {}
-  const char* what() const noexcept override { return message.c_str(); }
-  std::string message;
-};
+/// A bad command line: exit status 2, like a bad input file (popalloc_cli::run_program).
+using usage_error = popalloc::io::input_error;
 
 struct arguments {
   int class_lp_max_classes = pc::policy_options{}.class_lp_max_classes;
@@ -830,25 +827,6 @@ int run(int argc, char** argv) {
 }  // namespace popalloc_schedule
 
 int main(int argc, char** argv) {
-  try {
-    return popalloc_schedule::run(argc, argv);
-  } catch (const popalloc_schedule::usage_error& e) {
-    std::fprintf(stderr, "popalloc-schedule: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::io::input_error& e) {
-    std::fprintf(stderr, "popalloc-schedule: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_problem& e) {
-    std::fprintf(stderr, "popalloc-schedule: invalid input: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_options& e) {
-    std::fprintf(stderr, "popalloc-schedule: invalid option: %s\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "popalloc-schedule: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "popalloc-schedule: internal error: %s\n", e.what());
-    return 1;
-  }
+  return popalloc_cli::run_program("popalloc-schedule",
+                                   [&] { return popalloc_schedule::run(argc, argv); });
 }

@@ -619,22 +619,6 @@ int run(int argc, char** argv) {
 }  // namespace popalloc_simulate
 
 int main(int argc, char** argv) {
-  try {
-    return popalloc_simulate::run(argc, argv);
-  } catch (const popalloc::io::input_error& e) {
-    std::fprintf(stderr, "popalloc-simulate: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_problem& e) {
-    std::fprintf(stderr, "popalloc-simulate: invalid input: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_options& e) {
-    std::fprintf(stderr, "popalloc-simulate: invalid option: %s\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "popalloc-simulate: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "popalloc-simulate: internal error: %s\n", e.what());
-    return 1;
-  }
+  return popalloc_cli::run_program("popalloc-simulate",
+                                   [&] { return popalloc_simulate::run(argc, argv); });
 }

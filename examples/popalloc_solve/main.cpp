@@ -994,22 +994,6 @@ int main(int argc, char** argv) {
   const int world = popalloc_solve::launcher_world_size();
   if (world > 1 || (world == 1 && POPALLOC_SOLVE_WITH_MPI))
     return popalloc_solve::run_mpi(argc, argv);
-  try {
-    return popalloc_solve::run(argc, argv);
-  } catch (const popalloc_solve::input_error& e) {
-    std::fprintf(stderr, "popalloc-solve: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_problem& e) {
-    std::fprintf(stderr, "popalloc-solve: invalid problem: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_options& e) {
-    std::fprintf(stderr, "popalloc-solve: invalid option: %s\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "popalloc-solve: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "popalloc-solve: internal error: %s\n", e.what());
-    return 1;
-  }
+  return popalloc_cli::run_program("popalloc-solve",
+                                   [&] { return popalloc_solve::run(argc, argv); });
 }

@@ -499,22 +499,5 @@ int run(int argc, char** argv) {
 }  // namespace popalloc_te
 
 int main(int argc, char** argv) {
-  try {
-    return popalloc_te::run(argc, argv);
-  } catch (const popalloc::io::input_error& e) {
-    std::fprintf(stderr, "popalloc-te: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_problem& e) {
-    std::fprintf(stderr, "popalloc-te: invalid problem: %s\n", e.what());
-    return 2;
-  } catch (const popalloc::invalid_options& e) {
-    std::fprintf(stderr, "popalloc-te: invalid option: %s\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "popalloc-te: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "popalloc-te: error: %s\n", e.what());
-    return 1;
-  }
+  return popalloc_cli::run_program("popalloc-te", [&] { return popalloc_te::run(argc, argv); });
 }
