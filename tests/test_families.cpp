@@ -540,6 +540,32 @@ popalloc::solve_result check_against_clp(const popalloc::dense_problem<double>& 
   return r;
 }
 
+/// Target priority to a 1e-3 gap with the sample start and without it.
+struct sampled_and_cold {
+  popalloc::solve_result sampled, cold;
+};
+
+sampled_and_cold solve_target_priority_both_ways(const popalloc::dense_problem<double>& p) {
+  popalloc::solver_options o;
+  o.relative_gap = 1e-3;
+  const popalloc::utility::target_priority u;
+  sampled_and_cold out;
+  out.sampled = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+  o.sample_start = false;
+  out.cold = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+  return out;
+}
+
+/// A converged solve of a problem whose targets are all reachable: bound exactly g(0) = 0, every
+/// target met to the tolerance, the allocation feasible.
+void check_targets_met(const popalloc::dense_problem<double>& p, const popalloc::solve_result& r) {
+  CHECK(r.status == popalloc::solve_status::converged);
+  CHECK(r.dual_bound == 0.0);
+  CHECK(r.primal_objective <= 0.0);
+  CHECK(-r.primal_objective <= 1e-3 * 1e-6 * weighted_target_sum(p));
+  CHECK(popalloc_test::allocation_violation(p, r) <= 1e-9);
+}
+
 }  // namespace
 
 TEST_CASE("[families] the solver matches the exact LP on every family") {
@@ -583,18 +609,10 @@ TEST_CASE("[families] optimal prices 0: the full solve continues at the sample's
   // to find, at the smoothed minimiser's prices (proportional to the smoothing level). The
   // sample's last prices are that minimiser for the sample, so the full solve continues there.
   const auto p = generate_family(spec_of("classes:reachable"), 20000, 8, 3);
-  popalloc::solver_options o;
-  o.relative_gap = 1e-3;
-  const popalloc::utility::target_priority u;
-  const auto sampled = popalloc::solve<popalloc_test::test_backend>(p, u, o);
-  o.sample_start = false;
-  const auto cold = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+  const sampled_and_cold runs = solve_target_priority_both_ways(p);
+  const popalloc::solve_result &sampled = runs.sampled, &cold = runs.cold;
   for (const auto* r : {&sampled, &cold}) {
-    CHECK(r->status == popalloc::solve_status::converged);
-    CHECK(r->dual_bound == 0.0);
-    CHECK(r->primal_objective <= 0.0);
-    CHECK(-r->primal_objective <= 1e-3 * 1e-6 * weighted_target_sum(p));
-    CHECK(popalloc_test::allocation_violation(p, *r) <= 1e-9);
+    check_targets_met(p, *r);
     // The last prices are positive and price only filled resources: the smoothed minimiser.
     CHECK(r->final_prices.maxCoeff() > 0.0);
     CHECK(popalloc::detail::prices_complementary(*r, p.capacity));
@@ -615,19 +633,9 @@ TEST_CASE(
   for (const std::uint64_t seed : {1u, 2u, 3u}) {
     CAPTURE(seed);
     const auto p = generate_family(spec_of("generations"), 20000, 8, seed);
-    popalloc::solver_options o;
-    o.relative_gap = 1e-3;
-    const popalloc::utility::target_priority u;
-    const auto sampled = popalloc::solve<popalloc_test::test_backend>(p, u, o);
-    o.sample_start = false;
-    const auto cold = popalloc::solve<popalloc_test::test_backend>(p, u, o);
-    for (const auto* r : {&sampled, &cold}) {
-      CHECK(r->status == popalloc::solve_status::converged);
-      CHECK(r->dual_bound == 0.0);
-      CHECK(r->primal_objective <= 0.0);
-      CHECK(-r->primal_objective <= 1e-3 * 1e-6 * weighted_target_sum(p));
-      CHECK(popalloc_test::allocation_violation(p, *r) <= 1e-9);
-    }
+    const sampled_and_cold runs = solve_target_priority_both_ways(p);
+    const popalloc::solve_result &sampled = runs.sampled, &cold = runs.cold;
+    for (const auto* r : {&sampled, &cold}) check_targets_met(p, *r);
     CHECK(sampled.sample_iterations > 0);
     INFO("full evaluations: " << sampled.iterations << " after the sample, " << cold.iterations
                               << " cold");

@@ -71,6 +71,16 @@ popalloc::detail::dense_view<double> one_job_view() {
   return view;
 }
 
+/// Two jobs with throughput 1 on both of two resources and target 0.5 (target priority).
+popalloc::dense_problem<double> two_unit_jobs(const Eigen::Vector2d& capacity) {
+  popalloc::dense_problem<double> p;
+  p.throughput = popalloc::dense_problem<double>::matrix::Ones(2, 2);
+  p.capacity = capacity;
+  p.target = Eigen::Vector2d(0.5, 0.5);
+  p.validate(popalloc::utility::target_priority{});
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("[topups] hand-solved: the scaled resource's loss moves to the spare one") {
@@ -79,12 +89,8 @@ TEST_CASE("[topups] hand-solved: the scaled resource's loss moves to the spare o
   // 0.1) is used 0.5. Scaling it by 0.2 leaves each job x = (0.05, 0.25), throughput 0.3 and
   // objective 2 x (0.3 - 0.5) = -0.4; the top-up puts 0.2 more on resource 1 (capacity 10) and
   // every target is met again: x = (0.05, 0.45), objective 0.
-  popalloc::dense_problem<double> p;
-  p.throughput = popalloc::dense_problem<double>::matrix::Ones(2, 2);
-  p.capacity = Eigen::Vector2d(0.1, 10.0);
-  p.target = Eigen::Vector2d(0.5, 0.5);
+  const popalloc::dense_problem<double> p = two_unit_jobs(Eigen::Vector2d(0.1, 10.0));
   const popalloc::utility::target_priority u;
-  p.validate(u);
   engine_type<popalloc::utility::target_priority> engine(p, u, executor(1));
   engine.marginal_prices(p.capacity);  // sets the regularisation scales
   popalloc::detail::evaluation e;
@@ -131,12 +137,8 @@ TEST_CASE("[topups] hand-solved: an allocation that fits tops up toward the targ
   // no scaling takes anything. Top-ups toward saturation give each job 0.5 on resource 0 (the
   // first of the equally fast resources with room): every target met, objective 0. Without
   // them there is nothing to win back.
-  popalloc::dense_problem<double> p;
-  p.throughput = popalloc::dense_problem<double>::matrix::Ones(2, 2);
-  p.capacity = Eigen::Vector2d(10.0, 10.0);
-  p.target = Eigen::Vector2d(0.5, 0.5);
+  const popalloc::dense_problem<double> p = two_unit_jobs(Eigen::Vector2d(10.0, 10.0));
   const popalloc::utility::target_priority u;
-  p.validate(u);
   engine_type<popalloc::utility::target_priority> engine(p, u, executor(1));
   engine.marginal_prices(p.capacity);
   popalloc::detail::evaluation e;
