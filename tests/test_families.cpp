@@ -625,6 +625,36 @@ TEST_CASE("[families] optimal prices 0: the full solve continues at the sample's
 }
 
 TEST_CASE(
+    "[families] a start expected to end at its first evaluation that does not still converges") {
+  // A g(0) sample start (sample_start_level::likely_final) evaluates its start without the
+  // Newton model; where that evaluation does not close the gap (here: half the minimiser's prices),
+  // the model comes from the same evaluation repeated, and the solve goes on as it would have.
+  const auto p = generate_family(spec_of("classes:reachable"), 20000, 8, 3);
+  const popalloc::utility::target_priority u;
+  popalloc::solver_options o;
+  o.relative_gap = 1e-3;
+  o.sample_start = false;
+  const popalloc::solve_result reference = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+  REQUIRE(reference.status == popalloc::solve_status::converged);
+  o.warm_start_prices = 0.5 * reference.final_prices;
+  auto solve_from = [&](bool likely_final) {
+    popalloc::detail::sample_start_level start =
+        popalloc::detail::sample_start_level::at(reference.smoothing, true);
+    start.likely_final = likely_final;
+    return popalloc::detail::solve_as<popalloc_test::test_backend>(
+        popalloc::detail::solve_role::full, p, u, o, {}, start);
+  };
+  const popalloc::solve_result with_model = solve_from(false);
+  const popalloc::solve_result without = solve_from(true);
+  check_targets_met(p, with_model);
+  check_targets_met(p, without);
+  INFO("evaluations: " << with_model.iterations << " with the first model, " << without.iterations
+                       << " without");
+  CHECK(with_model.iterations > 1);
+  CHECK(without.iterations == with_model.iterations + 1);  // the repeated first evaluation
+}
+
+TEST_CASE(
     "[families] optimal prices 0, targets met early: the full solve tries the sample's prices") {
   // generations' standard targets are all reachable, and its sample's allocation meets them
   // before the Newton iteration reaches the smoothed minimiser: those prices say nothing about

@@ -10,6 +10,16 @@
 #define POPALLOC_HD
 #endif
 
+/// Inlined at every call site whatever the compiler's size heuristics say: the per-option helpers
+/// of the per-job passes, so that the view's loop-invariant tests leave the option loops.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define POPALLOC_INLINE __forceinline__
+#elif defined(__GNUC__)
+#define POPALLOC_INLINE inline __attribute__((always_inline))
+#else
+#define POPALLOC_INLINE inline
+#endif
+
 /// `POPALLOC_PRAGMA_OMP(omp parallel for)` expands to an OpenMP pragma only when the build enables
 /// OpenMP (`POPALLOC_HAS_OPENMP` and `-fopenmp`), so serial builds stay free of
 /// `-Wunknown-pragmas` under `-Werror`. Variadic because clauses contain commas.

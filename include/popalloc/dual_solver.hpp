@@ -139,7 +139,7 @@ class price_discovery {
 
     evaluation current;
     double current_gap = 0.0;  // smoothed duality gap at `prices`
-    if (!evaluate(prices, current, current_gap)) {
+    if (!evaluate(prices, current, current_gap, !start_.likely_final)) {
       finish(result, solve_status::numerical_error);
       return;
     }
@@ -155,6 +155,10 @@ class price_discovery {
         continue;
       }
 
+      if (!current.has_hessian) {
+        add_model(prices, current);
+        continue;
+      }
       // Damped Newton step on the smoothed dual in units of the price scale, inside a box
       // (at most max_step of the scale per resource, and p + step >= 0).
       const Eigen::VectorXd gradient = (capacity_ - current.usage).cwiseProduct(scale_);
@@ -284,6 +288,17 @@ class price_discovery {
     return std::sqrt(sum);
   }
 
+  /// The Newton model of an evaluation made without it (sample_start_level::likely_final): the
+  /// same pass again at the same prices, now with the Hessian, counted as an evaluation. Its
+  /// allocation is the one certified already, so it is not certified again.
+  void add_model(const Eigen::VectorXd& prices, evaluation& current) {
+    const stopwatch timer;
+    engine_.evaluate(prices, level_, true, current);
+    ++iterations_;
+    evaluate_seconds_ += timer.seconds();
+    if (!current.finite) interrupted_by_nan_ = true;
+  }
+
   /// One evaluation at the probe prices (sample_start_level), at their level; true when its
   /// certificate meets the tolerance (the solve ends at that level). Otherwise the solve goes on
   /// from its own start, keeping the probe's bound and allocation where they are the best so far.
@@ -293,7 +308,8 @@ class price_discovery {
     level_ = start_.probe_level;
     evaluation probe;
     double probe_gap = 0.0;
-    if (evaluate(start_.probe_prices, probe, probe_gap) && converged()) return true;
+    // A failed probe hands the solve back to its own start, so no step uses the probe's model.
+    if (evaluate(start_.probe_prices, probe, probe_gap, false) && converged()) return true;
     level_ = level;
     return false;
   }
@@ -317,10 +333,13 @@ class price_discovery {
   }
 
   /// One pass over the jobs at `prices`; updates the certificate and sets `smooth_gap` to the
-  /// duality gap of the smoothed problem at `prices`. False if not finite.
-  bool evaluate(const Eigen::VectorXd& prices, evaluation& out, double& smooth_gap) {
+  /// duality gap of the smoothed problem at `prices`. False if not finite. `with_hessian`: the
+  /// Newton model needs it; an evaluation no step starts from does not (the m^2 sums per job
+  /// are the largest part of a pass where the smoothing spreads the jobs over many options).
+  bool evaluate(const Eigen::VectorXd& prices, evaluation& out, double& smooth_gap,
+                bool with_hessian = true) {
     const stopwatch timer;
-    engine_.evaluate(prices, level_, true, out);
+    engine_.evaluate(prices, level_, with_hessian, out);
     ++iterations_;
     if (out.finite) smooth_gap = certify(prices, out);
     evaluate_seconds_ += timer.seconds();

@@ -135,6 +135,7 @@ struct job_memory {
 struct evaluation {
   Eigen::VectorXd usage;    ///< resource usage of the smoothed best responses
   Eigen::MatrixXd hessian;  ///< generalized Hessian of the smoothed dual (if requested)
+  bool has_hessian = false;
   double excess_smooth = 0, excess_exact = 0, utility_exact = 0, utility_smooth = 0;
   bool finite = true;
   /// Folded repair (evaluate_pass::fold_repair): value_j, quad_j, base and the number of jobs
@@ -222,6 +223,7 @@ class engine {
     sums_.resize(static_cast<std::size_t>(pass.width()));
     exec_.reduce(n_, pass, sums_.data());
     out.usage = Eigen::Map<const Eigen::VectorXd>(sums_.data(), m_);
+    out.has_hessian = with_hessian;
     if (with_hessian) {
       symmetric_part(sums_.data() + m_, out.hessian);
     } else {

@@ -23,8 +23,8 @@ POPALLOC_HD inline bool is_finite(double x) { return x - x == 0.0; }
 
 /// Smallest capacity scale factor over the resources option o consumes (1 for the slack).
 template <class View>
-POPALLOC_HD inline double option_factor(const View& view, std::int64_t i, std::int32_t o,
-                                        const double* factors) {
+POPALLOC_HD POPALLOC_INLINE double option_factor(const View& view, std::int64_t i, std::int32_t o,
+                                                 const double* factors) {
   if (o < 0) return 1.0;
   double f = 1.0;
   const std::int32_t count = view.consumption_count(i, o);
@@ -38,8 +38,8 @@ POPALLOC_HD inline double option_factor(const View& view, std::int64_t i, std::i
 }
 
 template <class View>
-POPALLOC_HD inline void add_usage(const View& view, std::int64_t i, std::int32_t o, double x,
-                                  double* usage) {
+POPALLOC_HD POPALLOC_INLINE void add_usage(const View& view, std::int64_t i, std::int32_t o,
+                                           double x, double* usage) {
   if (o < 0 || x == 0.0) return;
   const std::int32_t count = view.consumption_count(i, o);
   for (std::int32_t k = 0; k < count; ++k)
@@ -64,9 +64,9 @@ struct state_pointers {
 
 /// Fraction of job i's time on its option o under the stored state.
 template <class View>
-POPALLOC_HD inline double state_fraction(const View& view, std::int64_t i, std::int32_t o,
-                                         const double* prices, double kappa,
-                                         const state_pointers& s) {
+POPALLOC_HD POPALLOC_INLINE double state_fraction(const View& view, std::int64_t i, std::int32_t o,
+                                                  const double* prices, double kappa,
+                                                  const state_pointers& s) {
   const std::int32_t left = s.left[i];
   if (left == regularized_marker) {
     regularized_state r;

@@ -66,16 +66,16 @@ struct local_options {
 };
 
 template <class Job>
-POPALLOC_HD inline double regularized_fraction(const Job& job, std::int32_t o, double kappa,
-                                               const regularized_state& s) {
+POPALLOC_HD POPALLOC_INLINE double regularized_fraction(const Job& job, std::int32_t o,
+                                                        double kappa, const regularized_state& s) {
   const double y = (s.nu * job.value(o) - job.cost(o)) * (1.0 / kappa) - s.lambda;
   return y > 0.0 ? y : 0.0;
 }
 
 template <class View>
-POPALLOC_HD inline double regularized_fraction(const View& view, std::int64_t i, std::int32_t o,
-                                               const double* prices, double kappa,
-                                               const regularized_state& s) {
+POPALLOC_HD POPALLOC_INLINE double regularized_fraction(const View& view, std::int64_t i,
+                                                        std::int32_t o, const double* prices,
+                                                        double kappa, const regularized_state& s) {
   return regularized_fraction(job_options<View>{view, i, prices}, o, kappa, s);
 }
 

@@ -117,6 +117,10 @@ struct sample_start_level {
   /// once, stops if its own allocation closes the gap too, and otherwise starts cold.
   Eigen::VectorXd probe_prices;
   double probe_level = 0.0;
+  /// The sample converged at its smoothed minimiser with the bound at g(0): the full solve's
+  /// first evaluation there usually ends it, so that evaluation leaves out the Newton model
+  /// (the m x m sums per job), which a step then computes first.
+  bool likely_final = false;
 
   /// Starts at `start` (`exact`: even above the usual warm-start level), with no probe.
   static sample_start_level at(double start, bool exact) {
@@ -165,7 +169,9 @@ sample_start_level start_from_sample(const solve_result& sample, const Eigen::Ve
       return probe;
     }
     run_options.warm_start_prices = sample.final_prices;
-    return sample_start_level::at(sample.smoothing, true);
+    sample_start_level start = sample_start_level::at(sample.smoothing, true);
+    start.likely_final = true;
+    return start;
   }
   if (sample.prices.allFinite()) run_options.warm_start_prices = sample.prices;
   // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6, when
