@@ -52,7 +52,10 @@ warm_state next_warm_start(const solve_result& last, const Eigen::VectorXd& capa
     return {};
   if (!(last.dual_bound < last.trivial_bound)) {
     if (!prices_complementary(last, capacity)) return {};
-    return {last.final_prices, sample_start_level::at(last.smoothing, true)};
+    // As after such a sample, the first evaluation there usually ends the solve.
+    sample_start_level start = sample_start_level::at(last.smoothing, true);
+    start.likely_final = true;
+    return {last.final_prices, start};
   }
   const double level = Utility::piecewise_linear
                            ? std::max(last.smoothing, method_constants::warm_smoothing)
