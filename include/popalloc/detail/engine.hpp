@@ -133,9 +133,9 @@ struct job_memory {
 
 /// Sums of one dual evaluation (host memory).
 struct evaluation {
-  Eigen::VectorXd usage;    ///< resource usage of the smoothed best responses
-  Eigen::MatrixXd hessian;  ///< generalized Hessian of the smoothed dual (if requested)
-  bool has_hessian = false;
+  Eigen::VectorXd usage;     ///< resource usage of the smoothed best responses
+  Eigen::MatrixXd hessian;   ///< generalized Hessian of the smoothed dual (if requested)
+  bool has_hessian = false;  ///< whether `hessian` was requested (else it is empty)
   double excess_smooth = 0, excess_exact = 0, utility_exact = 0, utility_smooth = 0;
   bool finite = true;
   /// Folded repair (evaluate_pass::fold_repair): value_j, quad_j, base and the number of jobs
