@@ -674,6 +674,46 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("[families] a probe that falls short: the sample goes on to its minimiser") {
+  // generations with every 200th job's throughputs halved (re-profiled jobs; a few targets are
+  // out of reach): the sample still meets its targets before reaching the smoothed minimiser,
+  // but the full problem at those prices does not. The sample then goes on from there to its
+  // minimiser, and the full solve starts at that instead of cold.
+  for (const std::uint64_t seed : {1u, 2u}) {
+    CAPTURE(seed);
+    auto p = generate_family(spec_of("generations"), 20000, 8, seed);
+    for (Eigen::Index i = 0; i < p.jobs(); i += 200) p.throughput.row(i) *= 0.5;
+    const popalloc::utility::target_priority u;
+    popalloc::solver_options o;
+    o.relative_gap = 1e-3;
+    const popalloc::solve_result continued = popalloc::solve<popalloc_test::test_backend>(p, u, o);
+    // The same probe, then a cold start: what the full solve did before the continuation.
+    namespace d = popalloc::detail;
+    const std::int64_t stride = d::sample_stride(p, true);
+    const auto sample = d::sample_jobs(p, stride);
+    const popalloc::solve_result s = d::solve_as<popalloc_test::test_backend>(
+        d::solve_role::sample, sample, u, d::sample_options(o, stride), {});
+    popalloc::solver_options run = o;
+    run.sample_start = false;
+    const d::sample_start_level probe = d::start_from_sample<decltype(u)>(s, sample.capacity, run);
+    REQUIRE(probe.probe_prices.size() == 8);
+    const popalloc::solve_result cold =
+        d::solve_as<popalloc_test::test_backend>(d::solve_role::full, p, u, run, {}, probe);
+    for (const auto* r : {&continued, &cold}) {
+      CHECK(r->status == popalloc::solve_status::converged);
+      CHECK(popalloc_test::allocation_violation(p, *r) <= 1e-9);
+    }
+    // Both certified: each objective lies below the other's bound.
+    const double rounding = 1e-9 * weighted_target_sum(p);
+    CHECK(continued.primal_objective <= cold.dual_bound + rounding);
+    CHECK(cold.primal_objective <= continued.dual_bound + rounding);
+    CHECK(continued.sample_iterations > s.iterations);  // the continuation ran
+    INFO("full evaluations: " << continued.iterations << " after the continuation, "
+                              << cold.iterations << " cold after the probe");
+    CHECK(continued.iterations < cold.iterations);
+  }
+}
+
 TEST_CASE("[families] reachable targets are met at the optimum, far ones are not") {
   for (const sized_family& f : kFamilies) {
     for (const char* capacity : {"", ":tight", ":loose"}) {

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -102,26 +103,31 @@ class price_discovery {
   /// smoothed minimiser, where the full solve then needs more evaluations.
   void allow_topups(bool allowed) { topups_allowed_ = allowed; }
 
+  /// A sample continued past its probe prices (solve_role::sample_to_minimiser) converges only
+  /// near its smoothed minimiser, where the full solve can continue the Newton iteration.
+  void end_at_minimiser(bool at_minimiser) { end_at_minimiser_ = at_minimiser; }
+
+  /// Where a cold solve whose probe did not close the gap starts: `next` returns the level and
+  /// sets the prices (none: the usual cold start).
+  void after_failed_probe(std::function<sample_start_level(Eigen::VectorXd& prices)> next) {
+    after_failed_probe_ = std::move(next);
+  }
+
   void run(solve_result& result) {
     using k = method_constants;
-    const bool warm = options_.warm_start_prices.size() != 0;
-    // Price scale per resource: the trust region is a box in these units.
-    auto marginals = engine_.marginal_prices(capacity_);
-    Eigen::VectorXd& equal_share = marginals.equal_share;
-    const Eigen::VectorXd& at_zero = marginals.at_zero;
-    references_ = {engine_.idle_utility(), engine_.elasticity()};
-    trivial_bound_ = engine_.unlimited_utility();
-    scale_.resize(m_);
-    for (Eigen::Index j = 0; j < m_; ++j) {
-      const double a = std::isfinite(equal_share[j]) ? equal_share[j] : 0.0;
-      const double b = std::isfinite(at_zero[j]) ? at_zero[j] : 0.0;
-      scale_[j] = std::max(a, 0.1 * b);
-      if (!std::isfinite(equal_share[j])) equal_share[j] = 0.0;
+    const Eigen::VectorXd equal_share = prepare_scales();
+    result.timings.setup_seconds = clock_.seconds();
+    Eigen::VectorXd prices = options_.warm_start_prices;
+    if (prices.size() == 0 && start_.probe_prices.size() == m_) {
+      if (probe_closes_gap()) {
+        result.final_prices = start_.probe_prices;
+        finish(result, solve_status::converged);
+        return;
+      }
+      if (after_failed_probe_) start_ = after_failed_probe_(prices);
     }
-    const double largest = scale_.maxCoeff();
-    for (Eigen::Index j = 0; j < m_; ++j)
-      if (!(scale_[j] > 0.0)) scale_[j] = largest > 0.0 ? 1e-3 * largest : 1.0;
-    Eigen::VectorXd prices = warm ? options_.warm_start_prices : equal_share;
+    const bool warm = prices.size() != 0;
+    if (!warm) prices = equal_share;
     if (warm) scale_ = scale_.cwiseMax(prices);
     // Strictly concave utilities need less smoothing (their dual is differentiable except where
     // a job's options are collinear), piecewise-linear ones more.
@@ -130,12 +136,6 @@ class price_discovery {
     if (warm && start_.level > 0.0)
       level_ = start_.exactly ? start_.level : std::min(level_, start_.level);
     double damping = warm ? 1e-2 : 1.0;  // Levenberg-Marquardt parameter (relative)
-    result.timings.setup_seconds = clock_.seconds();
-    if (!warm && probe_closes_gap()) {
-      result.final_prices = start_.probe_prices;
-      finish(result, solve_status::converged);
-      return;
-    }
 
     evaluation current;
     double current_gap = 0.0;  // smoothed duality gap at `prices`
@@ -145,7 +145,7 @@ class price_discovery {
     }
     solve_status status = solve_status::not_solved;
     for (;;) {
-      if (converged()) {
+      if (converged() && (!end_at_minimiser_ || near_minimiser(prices, current.usage))) {
         status = solve_status::converged;
         break;
       }
@@ -240,6 +240,34 @@ class price_discovery {
   }
 
  private:
+  /// The initial price estimates, the gap references, the trivial bound and the price scale per
+  /// resource (the trust region is a box in these units); returns the equal-share prices.
+  Eigen::VectorXd prepare_scales() {
+    auto marginals = engine_.marginal_prices(capacity_);
+    Eigen::VectorXd& equal_share = marginals.equal_share;
+    const Eigen::VectorXd& at_zero = marginals.at_zero;
+    references_ = {engine_.idle_utility(), engine_.elasticity()};
+    trivial_bound_ = engine_.unlimited_utility();
+    scale_.resize(m_);
+    for (Eigen::Index j = 0; j < m_; ++j) {
+      const double a = std::isfinite(equal_share[j]) ? equal_share[j] : 0.0;
+      const double b = std::isfinite(at_zero[j]) ? at_zero[j] : 0.0;
+      scale_[j] = std::max(a, 0.1 * b);
+      if (!std::isfinite(equal_share[j])) equal_share[j] = 0.0;
+    }
+    const double largest = scale_.maxCoeff();
+    for (Eigen::Index j = 0; j < m_; ++j)
+      if (!(scale_[j] > 0.0)) scale_[j] = largest > 0.0 ? 1e-3 * largest : 1.0;
+    return std::move(marginals.equal_share);
+  }
+
+  /// The smoothed dual's optimality residual (projected_gradient_norm) is a small share of the
+  /// capacities (sample_minimiser_residual, in the same scaled units).
+  bool near_minimiser(const Eigen::VectorXd& prices, const Eigen::VectorXd& usage) const {
+    return projected_gradient_norm(prices, usage) <=
+           sample_minimiser_residual * capacity_.cwiseProduct(scale_).norm();
+  }
+
   /// Structured secant update: the generalized Hessian misses the curvature of jobs that switch
   /// between hull vertices or utility kinks (it is exact only inside pieces). A damped BFGS
   /// update of a PSD correction matrix makes generalized Hessian + correction satisfy the
@@ -524,6 +552,8 @@ class price_discovery {
   double level_ = 0.0;
   sample_start_level start_;  ///< where a sample start says to begin
   bool topups_allowed_ = true;
+  bool end_at_minimiser_ = false;
+  std::function<sample_start_level(Eigen::VectorXd&)> after_failed_probe_;
   double saturation_topup_failed_at_ = -1.0;  ///< smoothing level of the last failed one
   gap_references references_;
   double trivial_bound_ = std::numeric_limits<double>::infinity();
@@ -558,8 +588,10 @@ solve_result solve(const Problem& problem, const Utility& utility,
 
 namespace detail {
 
-/// A sample start's solve is there for its prices; the full solve also for its allocation.
-enum class solve_role { full, sample };
+/// A sample start's solve is there for its prices; the full solve also for its allocation. A
+/// sample continued past its probe prices (after_failed_probe) is there for its smoothed
+/// minimiser.
+enum class solve_role { full, sample, sample_to_minimiser };
 
 /// `start`: the first smoothing level of a warm start (options.warm_start_prices) whose prices
 /// come from a solve of the same problem, or of one close to it; `memory`: the jobs' search
@@ -582,15 +614,33 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
   solve_result result;
   solver_options run_options = options;  // the sample start may add starting prices
   detail::sample_start_level start_level = start;
+  std::function<detail::sample_start_level(Eigen::VectorXd&)> continue_sample;
   if constexpr (detail::is_dense_problem<Problem>::value) {
     const std::int64_t stride = detail::sample_stride(problem, Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      const auto sample = detail::sample_jobs(problem, stride);
+      auto sample = detail::sample_jobs(problem, stride);
       const solve_result s = solve_as<Backend>(solve_role::sample, sample, utility,
                                                detail::sample_options(options, stride), {});
       result.sample_iterations = s.iterations;
       result.timings.sample_seconds = clock.seconds();
       start_level = detail::start_from_sample<Utility>(s, sample.capacity, run_options);
+      if (start_level.probe_prices.size() != 0) {
+        continue_sample = [&result, &utility, &clock, sample = std::move(sample),
+                           continued =
+                               continuation_options(options, stride, start_level.probe_prices),
+                           level = start_level.probe_level](Eigen::VectorXd& prices) mutable {
+          // The continuation spends the solve's time limit, not a fresh one.
+          continued.time_limit_seconds -= clock.seconds();
+          if (!(continued.time_limit_seconds > 0.0)) return sample_start_level{};
+          const stopwatch timer;
+          const solve_result c =
+              solve_as<Backend>(solve_role::sample_to_minimiser, sample, utility, continued, {},
+                                sample_start_level::at(level, true));
+          result.sample_iterations += c.iterations;
+          result.timings.sample_seconds += timer.seconds();
+          return start_from_continuation(c, prices);
+        };
+      }
     }
   }
   try {
@@ -600,6 +650,8 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
                                                      clock);
     method.start_from(start_level);
     method.allow_topups(role == solve_role::full && options.topups);
+    method.end_at_minimiser(role == solve_role::sample_to_minimiser);
+    method.after_failed_probe(std::move(continue_sample));
     method.run(result);
   } catch (const error&) {
     throw;

@@ -53,9 +53,7 @@ warm_state next_warm_start(const solve_result& last, const Eigen::VectorXd& capa
   if (!(last.dual_bound < last.trivial_bound)) {
     if (!prices_complementary(last, capacity)) return {};
     // As after such a sample, the first evaluation there usually ends the solve.
-    sample_start_level start = sample_start_level::at(last.smoothing, true);
-    start.likely_final = true;
-    return {last.final_prices, start};
+    return {last.final_prices, sample_start_level::at_g0_minimiser(last.smoothing)};
   }
   const double level = Utility::piecewise_linear
                            ? std::max(last.smoothing, method_constants::warm_smoothing)

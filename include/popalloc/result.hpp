@@ -34,7 +34,9 @@ struct solve_timings {
   double setup_seconds = 0.0;     ///< validation, data layout, initial prices
   double solve_seconds = 0.0;     ///< price iterations and primal recovery
   double evaluate_seconds = 0.0;  ///< part of solve_seconds spent in dual evaluations
-  double sample_seconds = 0.0;    ///< part of setup_seconds spent solving the sample
+  /// Spent solving the sample: part of setup_seconds, except the sample's continuation after a
+  /// probe that fell short (docs/method.md "Sample start"), which is part of solve_seconds.
+  double sample_seconds = 0.0;
 };
 
 /// \brief Result of a solve. Objective values are sums of f_i(t_i) (maximization).

@@ -14,6 +14,10 @@
 #include "mpi/mpi_init.hpp"
 #include "support/instances.hpp"
 
+#if defined(POPALLOC_TEST_HAVE_FAMILIES)
+#include "families.hpp"
+#endif
+
 // OpenMPI's singleton start-up (MPI_Init without mpirun) leaks memory in components it loads and
 // unloads, which LeakSanitizer reports at exit from frames it cannot even name. Leak detection is
 // off in this binary only; ASan's memory-error checks and UBSan stay on.
@@ -78,6 +82,37 @@ TEST_CASE("MPI backend, one rank: log utility, exact sums, per-job blocks") {
 TEST_CASE("MPI backend, one rank: target priority, exact sums") {
   same_as_cpu(popalloc::utility::target_priority{}, popalloc::backend::mpi_sums::exact, 100);
 }
+
+#if defined(POPALLOC_TEST_HAVE_FAMILIES)
+TEST_CASE("MPI backend, one rank: a probe that falls short continues the sample, bit for bit") {
+  // As in tests/test_families.cpp: the sample meets its targets early, the full problem at
+  // those prices does not, and the sample goes on to its minimiser (a second nested solve).
+  popalloc_test::ensure_mpi();
+  auto problem =
+      popalloc_solve::generate_family(popalloc_solve::parse_family("generations"), 20000, 8, 1);
+  for (Eigen::Index i = 0; i < problem.jobs(); i += 200) problem.throughput.row(i) *= 0.5;
+  const popalloc::utility::target_priority u;
+  popalloc::solver_options options;
+  options.relative_gap = 1e-3;
+  const auto cpu = popalloc::solve(problem, u, options);
+  const auto mpi = popalloc::solve(
+      popalloc::backend::mpi{MPI_COMM_WORLD, 60.0, popalloc::backend::mpi_sums::cpu_order, 64},
+      problem, u, options);
+  namespace d = popalloc::detail;
+  const std::int64_t stride = d::sample_stride(problem, true);
+  const popalloc::solve_result sample =
+      d::solve_as<popalloc::backend::cpu>(d::solve_role::sample, d::sample_jobs(problem, stride), u,
+                                          d::sample_options(options, stride), {});
+  REQUIRE(mpi.status == popalloc::solve_status::converged);
+  CHECK(cpu.sample_iterations > sample.iterations);  // the continuation ran
+  CHECK(mpi.sample_iterations == cpu.sample_iterations);
+  CHECK(mpi.iterations == cpu.iterations);
+  CHECK(mpi.primal_objective == cpu.primal_objective);
+  CHECK(mpi.dual_bound == cpu.dual_bound);
+  CHECK(mpi.prices == cpu.prices);
+  CHECK(popalloc_test::allocation_violation(problem, mpi) <= 1e-9);
+}
+#endif
 
 TEST_CASE("MPI backend: results do not depend on the thread count, bit for bit") {
   popalloc_test::ensure_mpi();

@@ -51,6 +51,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 #include <stdexcept>
@@ -781,10 +782,11 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
 
 namespace detail {
 
+/// `start`: as for the single-process solve_as (a sample's continuation starts at its level).
 template <class Problem, class Utility>
 solve_result solve_as(solve_role role, const backend::mpi& where, const Problem& problem,
                       const Utility& utility, const solver_options& options,
-                      const progress_callback& callback) {
+                      const progress_callback& callback, sample_start_level start = {}) {
   static_assert(detail::check_utility<Utility>());
   const detail::stopwatch clock;
   detail::mpi_session session(where);
@@ -859,19 +861,36 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
   // (a nested collective solve), so the starting prices are the single-process ones bit for bit.
   solve_result result;
   solver_options run_options = options;
-  detail::sample_start_level start_level;
+  detail::sample_start_level start_level = start;
+  std::function<sample_start_level(Eigen::VectorXd&)> continue_sample;
   if constexpr (detail::is_dense_problem<Problem>::value) {
     const std::int64_t stride =
         detail::sample_stride(session.total_jobs(), static_cast<std::int64_t>(problem.resources()),
                               Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      const auto sample =
-          detail::sample_jobs(problem, stride, session.offset(), session.total_jobs());
+      auto sample = detail::sample_jobs(problem, stride, session.offset(), session.total_jobs());
       const solve_result s = solve_as(solve_role::sample, where, sample, utility,
                                       detail::sample_options(options, stride), {});
       result.sample_iterations = s.iterations;
       result.timings.sample_seconds = clock.seconds();
       start_level = detail::start_from_sample<Utility>(s, sample.capacity, run_options);
+      // Every rank's probe fails at the same evaluation (its certificate is a reduction), so
+      // every rank enters the continuation's collective solve together.
+      if (start_level.probe_prices.size() != 0) {
+        continue_sample = [&result, &utility, &clock, &where, sample = std::move(sample),
+                           continued =
+                               continuation_options(options, stride, start_level.probe_prices),
+                           level = start_level.probe_level](Eigen::VectorXd& prices) mutable {
+          continued.time_limit_seconds -= clock.seconds();
+          if (!(continued.time_limit_seconds > 0.0)) return sample_start_level{};
+          const stopwatch timer;
+          const solve_result c = solve_as(solve_role::sample_to_minimiser, where, sample, utility,
+                                          continued, {}, sample_start_level::at(level, true));
+          result.sample_iterations += c.iterations;
+          result.timings.sample_seconds += timer.seconds();
+          return start_from_continuation(c, prices);
+        };
+      }
     }
   }
 
@@ -894,6 +913,8 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
     detail::price_discovery<engine_type> method(engine, capacity, core, agreed, clock);
     method.start_from(start_level);
     method.allow_topups(role == solve_role::full && options.topups);
+    method.end_at_minimiser(role == solve_role::sample_to_minimiser);
+    method.after_failed_probe(std::move(continue_sample));
     method.run(result);
   } catch (const std::exception& e) {
     if (session.broken()) throw;  // the session's own error: the others know already

@@ -107,6 +107,23 @@ inline solver_options sample_options(const solver_options& options, std::int64_t
   return o;
 }
 
+/// A sample continued from its probe prices (continuation_options) ends where the smoothed
+/// dual's optimality residual is at most this share of the capacities, in the price scale's
+/// units (price_discovery::near_minimiser): close enough that the full solve's Newton iteration
+/// starts where it converges fast. docs/method.md "Sample start" has the measurements.
+constexpr double sample_minimiser_residual = 1e-4;
+
+/// The options of the sample solve that goes on from the probe prices, where the sample met its
+/// targets early, to its smoothed minimiser (solve_role::sample_to_minimiser): warm there, and
+/// at most `stride` evaluations, about the cost of one full evaluation.
+inline solver_options continuation_options(const solver_options& options, std::int64_t stride,
+                                           const Eigen::VectorXd& probe_prices) {
+  solver_options o = sample_options(options, stride);
+  o.warm_start_prices = probe_prices;
+  o.max_iterations = static_cast<int>(std::min<std::int64_t>(stride, options.max_iterations));
+  return o;
+}
+
 /// Where the full solve starts after a sample: its first smoothing level (0: the usual one) and
 /// whether that level is kept even above the usual warm-start level; and prices to try first.
 struct sample_start_level {
@@ -114,7 +131,8 @@ struct sample_start_level {
   bool exactly = false;
   /// Prices at which the sample's allocation closed its gap before its Newton iteration reached
   /// the smoothed minimiser (empty: none), with their level: the full solve evaluates there
-  /// once, stops if its own allocation closes the gap too, and otherwise starts cold.
+  /// once, stops if its own allocation closes the gap too, and otherwise starts where
+  /// price_discovery::after_failed_probe says (cold when nothing does).
   Eigen::VectorXd probe_prices;
   double probe_level = 0.0;
   /// The sample converged at its smoothed minimiser with the bound at g(0): the full solve's
@@ -127,6 +145,14 @@ struct sample_start_level {
     sample_start_level out;
     out.level = start;
     out.exactly = exact;
+    return out;
+  }
+
+  /// Starts at the smoothed minimiser of a solve that ended at `level` with the bound at g(0),
+  /// exactly at that level, whose first evaluation is likely_final.
+  static sample_start_level at_g0_minimiser(double level) {
+    sample_start_level out = at(level, true);
+    out.likely_final = true;
     return out;
   }
 };
@@ -153,12 +179,13 @@ sample_start_level start_from_sample(const solve_result& sample, const Eigen::Ve
     // The bound is the unlimited-capacity objective: the optimal prices are 0, but the smoothed
     // minimiser's are proportional to the smoothing (at p = kappa q the saturated jobs'
     // responses do not depend on kappa). The sample's last prices therefore fit its last level
-    // and no other: the full solve continues there. A sample that stopped before reaching its
-    // minimiser (its allocation met every target early) says nothing about the full problem's
-    // prices, and one that did not converge may have ended at any level (the smoothing floor,
-    // after a stall): the full solve then starts cold (docs/method.md "Sample start"). The
-    // prices where the sample's allocation met its targets early are where the full problem's
-    // responses, drawn from the same population, most likely meet theirs: tried first.
+    // and no other: the full solve continues there. One that did not converge may have ended
+    // at any level (the smoothing floor, after a stall): the full solve then starts cold. A
+    // sample whose allocation met every target before its Newton iteration reached the
+    // minimiser stopped at prices that are no point to continue from, but where the full
+    // problem's responses, drawn from the same population, most likely meet their targets too:
+    // a probe, tried first; when it falls short, the sample goes on from there to its minimiser
+    // and the full solve starts at that (start_from_continuation; docs/method.md "Sample start").
     if (sample.status != solve_status::converged) return {};
     if (!prices_complementary(sample, capacity)) {
       sample_start_level probe;
@@ -169,9 +196,7 @@ sample_start_level start_from_sample(const solve_result& sample, const Eigen::Ve
       return probe;
     }
     run_options.warm_start_prices = sample.final_prices;
-    sample_start_level start = sample_start_level::at(sample.smoothing, true);
-    start.likely_final = true;
-    return start;
+    return sample_start_level::at_g0_minimiser(sample.smoothing);
   }
   if (sample.prices.allFinite()) run_options.warm_start_prices = sample.prices;
   // Strictly concave utilities continue at the level the sample ended at (log at n = 1e6, when
@@ -179,6 +204,16 @@ sample_start_level start_from_sample(const solve_result& sample, const Eigen::Ve
   // piecewise-linear ones gain nothing from it (m = 16: 8 instead of 5) and keep the usual
   // warm-start level.
   return sample_start_level::at(Utility::piecewise_linear ? 0.0 : sample.smoothing, false);
+}
+
+/// Where the full solve starts after its probe failed: at the continued sample's last prices
+/// (set in `prices`), like after a sample that reached its minimiser; cold (no prices) when the
+/// continuation did not converge.
+inline sample_start_level start_from_continuation(const solve_result& continued,
+                                                  Eigen::VectorXd& prices) {
+  if (continued.status != solve_status::converged || !continued.final_prices.allFinite()) return {};
+  prices = continued.final_prices;
+  return sample_start_level::at_g0_minimiser(continued.smoothing);
 }
 
 }  // namespace popalloc::detail
