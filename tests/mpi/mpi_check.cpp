@@ -5,8 +5,9 @@
 //                                   bundle, four utilities; block-aligned, ragged, empty and
 //                                   sub-block shards); the answer must be bit for bit that of the
 //                                   MPI backend on one rank (MPI_COMM_SELF, whole problem) and,
-//                                   with mpi_sums::cpu_order, of the CPU backend. Exit 0 when
-//                                   every check passed on every rank.
+//                                   with mpi_sums::cpu_order, of the CPU backend; and a sharded
+//                                   solve whose sample is continued past a failed probe, against
+//                                   the CPU backend. Exit 0 when every check passed on every rank.
 //   popalloc_mpi_check invalid      rank 1's shard holds a NaN: every rank must throw
 //                                   invalid_problem naming rank 1.
 //   popalloc_mpi_check mismatch     the last rank passes other capacities: invalid_problem on all.
@@ -35,6 +36,10 @@
 #include <popalloc/popalloc.hpp>
 
 #include "support/instances.hpp"
+
+#if defined(POPALLOC_TEST_HAVE_FAMILIES)
+#include "families.hpp"
+#endif
 
 namespace {
 
@@ -221,6 +226,46 @@ void agree_case(const std::string& name, const Problem& full, const Utility& uti
         price_difference(sharded.prices, cpu.prices));
 }
 
+#if defined(POPALLOC_TEST_HAVE_FAMILIES)
+/// A sample that met its targets early, whose probe falls short on the full problem (every 200th
+/// job re-profiled at half speed): every rank enters the continued sample's collective solve at
+/// the same evaluation, with the same options (a finite time limit: their fingerprints must
+/// agree although the ranks' clocks differ), and the answer is the CPU backend's bit for bit.
+void continuation_case() {
+  auto full =
+      popalloc_solve::generate_family(popalloc_solve::parse_family("generations"), 20000, 8, 1);
+  for (Eigen::Index i = 0; i < full.jobs(); i += 200) full.throughput.row(i) *= 0.5;
+  const popalloc::utility::target_priority utility;
+  popalloc::solver_options options;
+  options.relative_gap = 1e-3;
+  options.threads = 1;
+  options.time_limit_seconds = 600.0;
+  const popalloc::backend::mpi world{MPI_COMM_WORLD, 60.0, popalloc::backend::mpi_sums::cpu_order,
+                                     64};
+  const popalloc::solve_result cpu = popalloc::solve(full, utility, options);
+  const popalloc::solve_result sharded = popalloc::solve(
+      world, slice(full, shard(full.jobs(), rank, ranks, "ragged", 64)), utility, options);
+  namespace d = popalloc::detail;
+  const std::int64_t stride = d::sample_stride(full, true);
+  const popalloc::solve_result sample =
+      d::solve_as<popalloc::backend::cpu>(d::solve_role::sample, d::sample_jobs(full, stride),
+                                          utility, d::sample_options(options, stride), {});
+  const std::string label = "continued sample np=" + std::to_string(ranks);
+  const int before = failures;
+  if (sharded.status != popalloc::solve_status::converged)
+    fail(label + ": status " + popalloc::to_string(sharded.status));
+  if (!(cpu.sample_iterations > sample.iterations)) fail(label + ": the sample was not continued");
+  if (sharded.sample_iterations != cpu.sample_iterations || sharded.iterations != cpu.iterations ||
+      sharded.primal_objective != cpu.primal_objective || sharded.dual_bound != cpu.dual_bound ||
+      sharded.prices != cpu.prices)
+    fail(label + ": differs from the CPU backend");
+  if (rank == 0)
+    std::printf("%-40s %s objective %.12g evaluations %d + %d\n", label.c_str(),
+                failures == before ? "ok" : "FAILED", sharded.primal_objective, sharded.iterations,
+                sharded.sample_iterations);
+}
+#endif
+
 int agree() {
   const popalloc::dense_problem<double> dense = popalloc_test::random_problem(3001, 5, 11);
   const popalloc::bundle_problem<double> bundle = random_bundle(2500, 4, 5);
@@ -251,6 +296,9 @@ int agree() {
     agree_case("bundle/linear", bundle, popalloc::utility::linear{}, mode, block);
     agree_case("bundle/log", bundle, popalloc::utility::log{}, mode, block);
   }
+#if defined(POPALLOC_TEST_HAVE_FAMILIES)
+  continuation_case();
+#endif
   return failures;
 }
 

@@ -877,11 +877,16 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
       // Every rank's probe fails at the same evaluation (its certificate is a reduction), so
       // every rank enters the continuation's collective solve together.
       if (start_level.probe_prices.size() != 0) {
-        continue_sample = [&result, &utility, &clock, &where, sample = std::move(sample),
+        continue_sample = [&result, &utility, &clock, &where, &session, sample = std::move(sample),
                            continued =
                                continuation_options(options, stride, start_level.probe_prices),
                            level = start_level.probe_level](Eigen::VectorXd& prices) mutable {
-          continued.time_limit_seconds -= clock.seconds();
+          // The ranks' clocks differ; all take the slowest one's, so that every rank passes the
+          // same options (the nested solve compares their fingerprints) and takes the same branch.
+          const std::vector<std::int64_t> elapsed_us =
+              session.all_gather(static_cast<std::int64_t>(std::ceil(clock.seconds() * 1e6)));
+          continued.time_limit_seconds -=
+              1e-6 * static_cast<double>(*std::max_element(elapsed_us.begin(), elapsed_us.end()));
           if (!(continued.time_limit_seconds > 0.0)) return sample_start_level{};
           const stopwatch timer;
           const solve_result c = solve_as(solve_role::sample_to_minimiser, where, sample, utility,
