@@ -207,13 +207,15 @@ sample_start_level start_from_sample(const solve_result& sample, const Eigen::Ve
 }
 
 /// Where the full solve starts after its probe failed: at the continued sample's last prices
-/// (set in `prices`), like after a sample that reached its minimiser; cold (no prices) when the
-/// continuation did not converge.
+/// (set in `prices`), exactly at their level, as after a sample that reached its minimiser, but
+/// with the Newton model from the first evaluation: the failed probe says the full problem has
+/// jobs the sample does not represent, so that evaluation rarely ends the solve (likely_final).
+/// Cold (no prices) when the continuation did not converge.
 inline sample_start_level start_from_continuation(const solve_result& continued,
                                                   Eigen::VectorXd& prices) {
   if (continued.status != solve_status::converged || !continued.final_prices.allFinite()) return {};
   prices = continued.final_prices;
-  return sample_start_level::at_g0_minimiser(continued.smoothing);
+  return sample_start_level::at(continued.smoothing, true);
 }
 
 }  // namespace popalloc::detail
