@@ -26,6 +26,7 @@
 #include "instance.hpp"
 #include "io.hpp"
 #include "support/instances.hpp"
+#include "support/probe_falls_short.hpp"
 
 #if POPALLOC_TEST_HAVE_CLP
 #include "support/lp_reference.hpp"
@@ -675,14 +676,12 @@ TEST_CASE(
 }
 
 TEST_CASE("[families] a probe that falls short: the sample goes on to its minimiser") {
-  // generations with every 200th job's throughputs halved (re-profiled jobs; a few targets are
-  // out of reach): the sample still meets its targets before reaching the smoothed minimiser,
-  // but the full problem at those prices does not. The sample then goes on from there to its
-  // minimiser, and the full solve starts at that instead of cold.
+  // The sample meets its targets early, the full problem at those prices does not
+  // (popalloc_test::probe_falls_short). The sample then goes on from there to its minimiser,
+  // and the full solve starts at that instead of cold.
   for (const std::uint64_t seed : {1u, 2u}) {
     CAPTURE(seed);
-    auto p = generate_family(spec_of("generations"), 20000, 8, seed);
-    for (Eigen::Index i = 0; i < p.jobs(); i += 200) p.throughput.row(i) *= 0.5;
+    const auto p = popalloc_test::probe_falls_short(20000, seed);
     const popalloc::utility::target_priority u;
     popalloc::solver_options o;
     o.relative_gap = 1e-3;

@@ -38,7 +38,7 @@
 #include "support/instances.hpp"
 
 #if defined(POPALLOC_TEST_HAVE_FAMILIES)
-#include "families.hpp"
+#include "support/probe_falls_short.hpp"
 #endif
 
 namespace {
@@ -232,9 +232,7 @@ void agree_case(const std::string& name, const Problem& full, const Utility& uti
 /// the same evaluation, with the same options (a finite time limit: their fingerprints must
 /// agree although the ranks' clocks differ), and the answer is the CPU backend's bit for bit.
 void continuation_case() {
-  auto full =
-      popalloc_solve::generate_family(popalloc_solve::parse_family("generations"), 20000, 8, 1);
-  for (Eigen::Index i = 0; i < full.jobs(); i += 200) full.throughput.row(i) *= 0.5;
+  const auto full = popalloc_test::probe_falls_short(20000, 1);
   const popalloc::utility::target_priority utility;
   popalloc::solver_options options;
   options.relative_gap = 1e-3;
@@ -245,11 +243,7 @@ void continuation_case() {
   const popalloc::solve_result cpu = popalloc::solve(full, utility, options);
   const popalloc::solve_result sharded = popalloc::solve(
       world, slice(full, shard(full.jobs(), rank, ranks, "ragged", 64)), utility, options);
-  namespace d = popalloc::detail;
-  const std::int64_t stride = d::sample_stride(full, true);
-  const popalloc::solve_result sample =
-      d::solve_as<popalloc::backend::cpu>(d::solve_role::sample, d::sample_jobs(full, stride),
-                                          utility, d::sample_options(options, stride), {});
+  const popalloc::solve_result sample = popalloc_test::plain_sample_solve(full, utility, options);
   const std::string label = "continued sample np=" + std::to_string(ranks);
   const int before = failures;
   if (sharded.status != popalloc::solve_status::converged)

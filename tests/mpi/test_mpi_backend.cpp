@@ -15,7 +15,7 @@
 #include "support/instances.hpp"
 
 #if defined(POPALLOC_TEST_HAVE_FAMILIES)
-#include "families.hpp"
+#include "support/probe_falls_short.hpp"
 #endif
 
 // OpenMPI's singleton start-up (MPI_Init without mpirun) leaks memory in components it loads and
@@ -88,9 +88,7 @@ TEST_CASE("MPI backend, one rank: a probe that falls short continues the sample,
   // As in tests/test_families.cpp: the sample meets its targets early, the full problem at
   // those prices does not, and the sample goes on to its minimiser (a second nested solve).
   popalloc_test::ensure_mpi();
-  auto problem =
-      popalloc_solve::generate_family(popalloc_solve::parse_family("generations"), 20000, 8, 1);
-  for (Eigen::Index i = 0; i < problem.jobs(); i += 200) problem.throughput.row(i) *= 0.5;
+  const auto problem = popalloc_test::probe_falls_short(20000, 1);
   const popalloc::utility::target_priority u;
   popalloc::solver_options options;
   options.relative_gap = 1e-3;
@@ -98,11 +96,7 @@ TEST_CASE("MPI backend, one rank: a probe that falls short continues the sample,
   const auto mpi = popalloc::solve(
       popalloc::backend::mpi{MPI_COMM_WORLD, 60.0, popalloc::backend::mpi_sums::cpu_order, 64},
       problem, u, options);
-  namespace d = popalloc::detail;
-  const std::int64_t stride = d::sample_stride(problem, true);
-  const popalloc::solve_result sample =
-      d::solve_as<popalloc::backend::cpu>(d::solve_role::sample, d::sample_jobs(problem, stride), u,
-                                          d::sample_options(options, stride), {});
+  const popalloc::solve_result sample = popalloc_test::plain_sample_solve(problem, u, options);
   REQUIRE(mpi.status == popalloc::solve_status::converged);
   CHECK(cpu.sample_iterations > sample.iterations);  // the continuation ran
   CHECK(mpi.sample_iterations == cpu.sample_iterations);
