@@ -500,8 +500,26 @@ struct evaluate_pass {
     u_smooth = u_exact - 0.5 * kappa * norm2;
     e_smooth = u_smooth - cost;
     if (!hessian || count == 0.0 || overflow) return;
+    add_regularized_hessian(options, i, job, r, tau, kappa, {count, sum_a, sum_a2}, active,
+                            n_active, partial + m);
+  }
+
+  /// Sums over a job's active options: their number, the sum of their throughputs and of their
+  /// squares.
+  struct active_sums {
+    double count, sum_a, sum_a2;
+  };
+
+  /// Adds the regularised job's generalized Hessian, d usage / d prices over its `n_active`
+  /// active options, to `h`.
+  template <class Job>
+  POPALLOC_HD void add_regularized_hessian(const Job& options, std::int64_t i,
+                                           const job_parameters& job, const regularized_state& r,
+                                           double tau, double kappa, const active_sums& sums,
+                                           const std::int32_t* active, std::int32_t n_active,
+                                           double* h) const {
+    const double count = sums.count, sum_a = sums.sum_a, sum_a2 = sums.sum_a2;
     const bool capped = r.lambda > 0.0;
-    double* h = partial + m;
     if constexpr (!Utility::piecewise_linear) {
       // nu = f'(t) moves with x: d usage / d prices = C^T M C over the active options with
       // M = P/kappa - c (P a)(P a)^T / (kappa^2 (1 + c a^T P a / kappa)), c = -f''(t),
