@@ -1,44 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief The price-discovery dual solver: damped Newton on a regularised dual in price space,
-/// with an exact dual bound and a feasible primal allocation at every evaluation.
-///
-/// Method (docs/method.md has the derivation and the measurements):
-/// - The dual g(p) = sum_i h_i(p) + p.R has one variable per resource; each h_i is a job's best
-///   response (detail/best_response.hpp), so one evaluation is one pass over the jobs.
-/// - Newton-type methods stall at the kinks of g (everywhere for piecewise-linear utilities,
-///   where a job's options are collinear for the others), and best responses at the optimal
-///   prices need not meet the capacities. The solver therefore minimises a regularised dual: each
-///   job's problem carries -(kappa_i/2)|x_i|^2 (detail/regularized_response.hpp). Its best
-///   response is unique and Lipschitz in p, ties are split continuously, and at its minimiser the
-///   allocation meets every priced capacity. kappa_i shrinks geometrically (continuation) once
-///   the regularised problem's own gap is small against the true gap.
-/// - Each step minimises a quadratic model (exact generalized Hessian + damped-BFGS secant
-///   correction, Levenberg-Marquardt damping) in a box intersected with p >= 0
-///   (detail/box_qp.hpp), followed by an Armijo backtracking search.
-/// - Every evaluation also yields the exact dual value g(p) (a valid upper bound) and a feasible
-///   allocation (the regularised best responses, scaled down on over-used resources, and
-///   topped up where capacity is left when that ends a solve whose bound is g(0)): the reported
-///   gap is a certificate, not an estimate.
+/// \brief popalloc::solve: the price-discovery dual solver (detail/price_discovery.hpp has the
+/// method) on a dense or bundle problem, on the CPU backend or one named by its tag.
 #pragma once
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <functional>
-#include <limits>
+#include <new>
+#include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include <Eigen/Core>
 
 #include "popalloc/backend/cpu.hpp"
-#include "popalloc/detail/box_qp.hpp"
 #include "popalloc/detail/engine.hpp"
-#include "popalloc/detail/relative_gap.hpp"
+#include "popalloc/detail/price_discovery.hpp"
 #include "popalloc/detail/sample_start.hpp"
+#include "popalloc/detail/solve_steps.hpp"
+#include "popalloc/detail/stopwatch.hpp"
+#include "popalloc/detail/traits.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
@@ -46,536 +27,6 @@
 #include "popalloc/utility/concept.hpp"
 
 namespace popalloc {
-namespace detail {
-
-/// Maps a backend tag to its executor; backend/thrust.hpp adds the Thrust specialisation.
-template <class Backend>
-struct executor_for;
-template <>
-struct executor_for<backend::cpu> {
-  using type = host_executor;
-};
-
-class stopwatch {
- public:
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
-/// Tuning constants of the method (see docs/method.md for how they were chosen).
-struct method_constants {
-  static constexpr double cold_smoothing = 1e-1;          ///< first level, piecewise linear
-  static constexpr double cold_smoothing_concave = 1e-2;  ///< first level, strictly concave
-  static constexpr double warm_smoothing = 1e-3;    ///< first level, warm start (piecewise lin.)
-  static constexpr double smoothing_floor = 1e-11;  ///< smallest level before "stalled"
-  static constexpr double smoothing_decrease = 0.1;
-  static constexpr double stage_ratio = 0.05;  ///< next stage when smoothed gap < ratio * true gap
-  static constexpr double capacity_margin = 1e-11;  ///< repaired usage <= (1 - margin) R
-  static constexpr double max_step = 0.5;           ///< per step, in units of the price scale
-  static constexpr int max_backtracks = 12;
-  static constexpr int residual_backtracks = 3;  ///< when judged by the gradient (see run())
-  /// dual - primal below -this x |objective|: the certificate is inconsistent (see finish()).
-  static constexpr double inconsistent_gap = 1e-9;
-};
-
-template <class Engine>
-class price_discovery {
- public:
-  price_discovery(Engine& engine, const Eigen::VectorXd& capacity, const solver_options& options,
-                  const progress_callback& callback, const stopwatch& clock)
-      : engine_(engine),
-        capacity_(capacity),
-        options_(options),
-        callback_(callback),
-        clock_(clock),
-        m_(capacity.size()) {}
-
-  /// A warm start whose prices come from a solve that ended at smoothing `start.level` starts
-  /// there (`exactly`: even above the usual warm-start level); a cold one tries
-  /// `start.probe_prices` first when it has them.
-  void start_from(const sample_start_level& start) { start_ = start; }
-
-  /// A sample solve is there for its prices: top-ups would end it at prices far from the
-  /// smoothed minimiser, where the full solve then needs more evaluations.
-  void allow_topups(bool allowed) { topups_allowed_ = allowed; }
-
-  /// A sample continued past its probe prices (solve_role::sample_to_minimiser) converges only
-  /// near its smoothed minimiser, where the full solve can continue the Newton iteration.
-  void end_at_minimiser(bool at_minimiser) { end_at_minimiser_ = at_minimiser; }
-
-  /// Where a cold solve whose probe did not close the gap starts: `next` returns the level and
-  /// sets the prices (none: the usual cold start).
-  void after_failed_probe(std::function<sample_start_level(Eigen::VectorXd& prices)> next) {
-    after_failed_probe_ = std::move(next);
-  }
-
-  void run(solve_result& result) {
-    using k = method_constants;
-    const Eigen::VectorXd equal_share = prepare_scales();
-    result.timings.setup_seconds = clock_.seconds();
-    Eigen::VectorXd prices = options_.warm_start_prices;
-    if (prices.size() == 0 && start_.probe_prices.size() == m_) {
-      if (probe_closes_gap()) {
-        result.final_prices = start_.probe_prices;
-        finish(result, solve_status::converged);
-        return;
-      }
-      if (after_failed_probe_) start_ = after_failed_probe_(prices);
-    }
-    const bool warm = prices.size() != 0;
-    if (!warm) prices = equal_share;
-    if (warm) scale_ = scale_.cwiseMax(prices);
-    // Strictly concave utilities need less smoothing (their dual is differentiable except where
-    // a job's options are collinear), piecewise-linear ones more.
-    level_ = Engine::piecewise_linear ? (warm ? k::warm_smoothing : k::cold_smoothing)
-                                      : k::cold_smoothing_concave;
-    if (warm && start_.level > 0.0)
-      level_ = start_.exactly ? start_.level : std::min(level_, start_.level);
-    double damping = warm ? 1e-2 : 1.0;  // Levenberg-Marquardt parameter (relative)
-
-    evaluation current;
-    double current_gap = 0.0;  // smoothed duality gap at `prices`
-    if (!evaluate(prices, current, current_gap, !start_.likely_final)) {
-      finish(result, solve_status::numerical_error);
-      return;
-    }
-    solve_status status = solve_status::not_solved;
-    for (;;) {
-      if (converged() && (!end_at_minimiser_ || near_minimiser(prices, current.usage))) {
-        status = solve_status::converged;
-        break;
-      }
-      if ((status = limit_status()) != solve_status::not_solved) break;
-      if (level_ > k::smoothing_floor && current_gap <= k::stage_ratio * gap()) {
-        next_stage(prices, current, current_gap, damping);
-        continue;
-      }
-
-      if (!current.has_hessian) {
-        add_model(prices, current);
-        continue;
-      }
-      // Damped Newton step on the smoothed dual in units of the price scale, inside a box
-      // (at most max_step of the scale per resource, and p + step >= 0).
-      const Eigen::VectorXd gradient = (capacity_ - current.usage).cwiseProduct(scale_);
-      Eigen::MatrixXd& hessian = model_;
-      hessian = scale_.asDiagonal() * current.hessian * scale_.asDiagonal();
-      if (correction_.size() != 0) hessian += correction_;
-      const double mean_diagonal = hessian.diagonal().mean();
-      const double floor =
-          mean_diagonal > 0.0 ? 1e-3 * mean_diagonal : gradient.cwiseAbs().maxCoeff() / k::max_step;
-      hessian.diagonal() += damping * (hessian.diagonal().array() + floor).matrix();
-      Eigen::VectorXd lo(m_), hi(m_);
-      for (Eigen::Index j = 0; j < m_; ++j) {
-        lo[j] = std::max(-prices[j] / scale_[j], -k::max_step);
-        hi[j] = k::max_step;
-      }
-      const Eigen::VectorXd direction = solve_box_qp(gradient, hessian, lo, hi);
-      const double slope = gradient.dot(direction);  // directional derivative, < 0
-      const double value = current.excess_smooth + prices.dot(capacity_);
-      const double negligible = 1e-15 * (std::abs(value) + 1.0);
-      // When the bound is g(0) no dual value can improve it and only the allocation is left to
-      // find. The dual decreases to second order in the allocation's overuse, the shortfall the
-      // repair leaves grows to first order: near the smoothed minimiser a decrease can drown in
-      // the rounding of the dual's value while the gradient still shows the overuse (target
-      // priority with every target reachable). Such a step is judged by the projected gradient.
-      const bool by_value = slope < -negligible;
-      const double residual =
-          by_value || !bound_is_trivial() ? 0.0 : projected_gradient_norm(prices, current.usage);
-      if (!by_value && !(slope < 0.0 && residual > 0.0)) {
-        if (level_ > k::smoothing_floor) {
-          next_stage(prices, current, current_gap, damping);
-          continue;
-        }
-        status = solve_status::stalled;
-        break;
-      }
-      // Backtracking along the step with quadratic interpolation (Armijo condition).
-      double t = 1.0;
-      bool accepted = false;
-      for (int attempt = 0; attempt < (by_value ? k::max_backtracks : k::residual_backtracks);
-           ++attempt) {
-        Eigen::VectorXd trial = prices + t * direction.cwiseProduct(scale_);
-        for (Eigen::Index j = 0; j < m_; ++j)
-          if (trial[j] < 0.0 ||
-              (t == 1.0 && direction[j] == lo[j] && lo[j] * scale_[j] == -prices[j]))
-            trial[j] = 0.0;  // land exactly on p_j = 0
-        evaluation& candidate = candidate_;
-        double candidate_gap = 0.0;
-        const bool finite = evaluate(trial, candidate, candidate_gap);
-        const double trial_value = candidate.excess_smooth + trial.dot(capacity_);
-        const bool decreased = by_value ? trial_value <= value + 1e-4 * t * slope
-                                        : projected_gradient_norm(trial, candidate.usage) <
-                                              (1.0 - 1e-4 * t) * residual;
-        if (finite && decreased) {
-          update_correction(prices, current, trial, candidate);
-          prices = std::move(trial);
-          std::swap(current, candidate);  // the old buffers take the next candidate
-          current_gap = candidate_gap;
-          accepted = true;
-          break;
-        }
-        if (limit_status() != solve_status::not_solved) break;
-        const double curvature = finite && by_value ? trial_value - value - t * slope : 0.0;
-        const double t_model = curvature > 0.0 ? -slope * t * t / (2.0 * curvature) : 0.1 * t;
-        t = std::clamp(t_model, 0.1 * t, 0.5 * t);
-      }
-      damping =
-          t == 1.0 && accepted ? std::max(damping * 0.25, 1e-9) : std::min(damping * 2.0 / t, 1e9);
-      if (!accepted && limit_status() == solve_status::not_solved) {
-        if (level_ > k::smoothing_floor) {
-          next_stage(prices, current, current_gap, damping);
-          continue;
-        }
-        status = solve_status::stalled;
-        break;
-      }
-    }
-    result.final_prices = prices;
-    finish(result, status);
-  }
-
- private:
-  /// The initial price estimates, the gap references, the trivial bound and the price scale per
-  /// resource (the trust region is a box in these units); returns the equal-share prices.
-  Eigen::VectorXd prepare_scales() {
-    auto marginals = engine_.marginal_prices(capacity_);
-    Eigen::VectorXd& equal_share = marginals.equal_share;
-    const Eigen::VectorXd& at_zero = marginals.at_zero;
-    references_ = {engine_.idle_utility(), engine_.elasticity()};
-    trivial_bound_ = engine_.unlimited_utility();
-    scale_.resize(m_);
-    for (Eigen::Index j = 0; j < m_; ++j) {
-      const double a = std::isfinite(equal_share[j]) ? equal_share[j] : 0.0;
-      const double b = std::isfinite(at_zero[j]) ? at_zero[j] : 0.0;
-      scale_[j] = std::max(a, 0.1 * b);
-      if (!std::isfinite(equal_share[j])) equal_share[j] = 0.0;
-    }
-    const double largest = scale_.maxCoeff();
-    for (Eigen::Index j = 0; j < m_; ++j)
-      if (!(scale_[j] > 0.0)) scale_[j] = largest > 0.0 ? 1e-3 * largest : 1.0;
-    return std::move(marginals.equal_share);
-  }
-
-  /// The smoothed dual's optimality residual (projected_gradient_norm) is a small share of the
-  /// capacities (sample_minimiser_residual, in the same scaled units).
-  bool near_minimiser(const Eigen::VectorXd& prices, const Eigen::VectorXd& usage) const {
-    return projected_gradient_norm(prices, usage) <=
-           sample_minimiser_residual * capacity_.cwiseProduct(scale_).norm();
-  }
-
-  /// Structured secant update: the generalized Hessian misses the curvature of jobs that switch
-  /// between hull vertices or utility kinks (it is exact only inside pieces). A damped BFGS
-  /// update of a PSD correction matrix makes generalized Hessian + correction satisfy the
-  /// secant equation along the last step (scaled coordinates).
-  void update_correction(const Eigen::VectorXd& p0, const evaluation& e0, const Eigen::VectorXd& p1,
-                         const evaluation& e1) {
-    const Eigen::VectorXd s = (p1 - p0).cwiseQuotient(scale_);
-    const Eigen::VectorXd y = (e0.usage - e1.usage).cwiseProduct(scale_);
-    Eigen::MatrixXd& h1 = model_;  // the step's model is no longer needed
-    h1 = scale_.asDiagonal() * e1.hessian * scale_.asDiagonal();
-    const Eigen::VectorXd missing = y - h1 * s;
-    const double ss = s.squaredNorm();
-    if (!(ss > 0.0) || !missing.allFinite()) return;
-    if (correction_.size() == 0) {
-      const double sy = s.dot(missing);
-      if (!(sy > 0.0)) return;
-      correction_ = Eigen::MatrixXd::Identity(m_, m_) * (sy / ss);
-      return;
-    }
-    const Eigen::VectorXd as = correction_ * s;
-    const double sas = s.dot(as);
-    if (!(sas > 0.0)) return;
-    double sy = s.dot(missing);
-    Eigen::VectorXd r = missing;
-    if (sy < 0.2 * sas) {  // Powell damping keeps the correction positive definite
-      const double theta = 0.8 * sas / (sas - sy);
-      r = theta * missing + (1.0 - theta) * as;
-      sy = s.dot(r);
-    }
-    if (!(sy > 0.0)) return;
-    // In place: the expression's two outer-product temporaries cost more than the update.
-    for (Eigen::Index j = 0; j < m_; ++j)
-      for (Eigen::Index i = 0; i < m_; ++i)
-        correction_(i, j) += r[i] * r[j] / sy - as[i] * as[j] / sas;
-  }
-
-  /// Norm of the dual's gradient R - usage in scaled units, without the components that p >= 0
-  /// blocks (price 0, resource not fully used).
-  double projected_gradient_norm(const Eigen::VectorXd& prices,
-                                 const Eigen::VectorXd& usage) const {
-    double sum = 0.0;
-    for (Eigen::Index j = 0; j < m_; ++j) {
-      const double g = (capacity_[j] - usage[j]) * scale_[j];
-      if (prices[j] > 0.0 || g < 0.0) sum += g * g;
-    }
-    return std::sqrt(sum);
-  }
-
-  /// The Newton model of an evaluation made without it (sample_start_level::likely_final): the
-  /// same pass again at the same prices, now with the Hessian, counted as an evaluation. Its
-  /// allocation is the one certified already, so it is not certified again.
-  void add_model(const Eigen::VectorXd& prices, evaluation& current) {
-    const stopwatch timer;
-    engine_.evaluate(prices, level_, true, current);
-    ++iterations_;
-    evaluate_seconds_ += timer.seconds();
-    if (!current.finite) interrupted_by_nan_ = true;
-  }
-
-  /// One evaluation at the probe prices (sample_start_level), at their level; true when its
-  /// certificate meets the tolerance (the solve ends at that level). Otherwise the solve goes on
-  /// from its own start, keeping the probe's bound and allocation where they are the best so far.
-  bool probe_closes_gap() {
-    if (start_.probe_prices.size() != m_) return false;
-    const double level = level_;
-    level_ = start_.probe_level;
-    evaluation probe;
-    double probe_gap = 0.0;
-    // A failed probe hands the solve back to its own start, so no step uses the probe's model.
-    if (evaluate(start_.probe_prices, probe, probe_gap, false) && converged()) return true;
-    level_ = level;
-    return false;
-  }
-
-  /// Next continuation stage: less smoothing, re-evaluated at the same prices.
-  void next_stage(Eigen::VectorXd& prices, evaluation& current, double& current_gap,
-                  double& damping) {
-    const double previous = level_;
-    level_ = std::max(level_ * method_constants::smoothing_decrease,
-                      0.5 * method_constants::smoothing_floor);
-    ++stages_;
-    damping = std::max(damping, 1e-3);
-    // With the bound at g(0) the optimal prices are 0 as far as the solve can tell, and the
-    // smoothed minimiser's prices are proportional to the smoothing (p = kappa q: the saturated
-    // jobs' responses depend on p / kappa only), so the new level's minimiser is predicted.
-    if (bound_is_trivial()) {
-      prices *= level_ / previous;
-      correction_.resize(0, 0);
-    }
-    if (!evaluate(prices, current, current_gap)) interrupted_by_nan_ = true;
-  }
-
-  /// One pass over the jobs at `prices`; updates the certificate and sets `smooth_gap` to the
-  /// duality gap of the smoothed problem at `prices`. False if not finite. `with_hessian`: the
-  /// Newton model needs it; an evaluation no step starts from does not (the m^2 sums per job
-  /// are the largest part of a pass where the smoothing spreads the jobs over many options).
-  bool evaluate(const Eigen::VectorXd& prices, evaluation& out, double& smooth_gap,
-                bool with_hessian = true) {
-    const stopwatch timer;
-    engine_.evaluate(prices, level_, with_hessian, out);
-    ++iterations_;
-    if (out.finite) smooth_gap = certify(prices, out);
-    evaluate_seconds_ += timer.seconds();
-    report(prices);
-    return out.finite && std::isfinite(smooth_gap);
-  }
-
-  /// Updates the best dual bound and the best feasible allocation; returns the smoothed gap.
-  double certify(const Eigen::VectorXd& prices, const evaluation& e) {
-    const double dual = e.excess_exact + prices.dot(capacity_);
-    if (dual < best_dual_) {
-      best_dual_ = dual;
-      best_prices_ = prices;
-    }
-    Eigen::VectorXd factors = Eigen::VectorXd::Ones(m_);
-    bool scaled = false;
-    // Scale every resource used beyond (1 - margin) of its capacity back to that level: the
-    // margin absorbs the rounding of sums over millions of jobs, so the returned allocation
-    // never exceeds a capacity, whoever adds it up.
-    for (Eigen::Index j = 0; j < m_; ++j) {
-      const double limit = capacity_[j] * (1.0 - method_constants::capacity_margin);
-      if (e.usage[j] > limit) {
-        factors[j] = limit / e.usage[j];
-        scaled = true;
-      }
-    }
-    repaired_primal primal;
-    if (scaled && e.repair_value.size() == m_ && e.unfolded == 0.0) {
-      // A lower bound on the scaled allocation's objective from the evaluation's own sums
-      // (evaluate_pass, fold_repair); finish() reports the exact objective of the one returned.
-      primal.usage = e.usage.cwiseProduct(factors);
-      if constexpr (Engine::log_fold) {
-        primal.utility = e.fold_base + factors.array().log().matrix().dot(e.repair_value);
-      } else {
-        primal.utility = e.fold_base + factors.dot(e.repair_value);
-      }
-      primal.utility_smooth = primal.utility - 0.5 * factors.cwiseAbs2().dot(e.repair_quad);
-    } else if (scaled) {
-      primal = engine_.repair(factors);
-      if (!primal.finite) return std::numeric_limits<double>::infinity();
-    } else {
-      primal.usage = e.usage;
-      primal.utility = e.utility_exact;
-      primal.utility_smooth = e.utility_smooth;
-    }
-    bool topped_up = false;
-    // Jobs on the scaled resources may win their lost throughput back where capacity is left.
-    // Tried when the bound is g(0) (no price beats 0: only the allocation is left to find, and
-    // the smoothed responses over-use the resources the smoothing prices while others have
-    // room) and the unscaled allocation would meet the tolerance; kept only when the topped-up
-    // one does, which ends the solve. An attempt costs one pass when even top-ups that all fit
-    // could not meet it (jobs without time to spare), three otherwise; elsewhere a failed one
-    // would cost about an evaluation and a successful one rarely saves more. A solve that ends
-    // short of the tolerance keeps the scaled allocation, whose shortfall is spread over the jobs
-    // in proportion to their use of the scarce resources; a topped-up one puts it all on the jobs
-    // that could not be topped up.
-    const bool scaled_topup = scaled && e.utility_exact > primal.utility &&
-                              e.utility_exact > best_primal_ && meets_tolerance(e.utility_exact);
-    // An allocation that fits but leaves jobs short of their saturation throughput (targets)
-    // while resources have room: the jobs top up toward it. Tried when no top-up of this kind
-    // has failed at this smoothing level yet: a failure says the jobs short of their targets
-    // have no time or no room left, which the next evaluations at the level rarely change.
-    const bool saturation_topup =
-        !scaled && Engine::piecewise_linear && primal.utility > best_primal_ &&
-        !meets_tolerance(primal.utility) && saturation_topup_failed_at_ != level_;
-    if (topups_allowed_ && bound_is_trivial() && (scaled_topup || saturation_topup)) {
-      Eigen::VectorXd spare(m_);
-      for (Eigen::Index j = 0; j < m_; ++j)
-        spare[j] = factors[j] < 1.0
-                       ? 0.0
-                       : capacity_[j] * (1.0 - method_constants::capacity_margin) - e.usage[j];
-      if ((spare.array() > 0.0).any()) {
-        repaired_primal topped = engine_.repair_with_topups(
-            factors, spare, saturation_topup,
-            [this](double objective) { return meets_tolerance(objective); });
-        if (topped.finite && topped.utility > primal.utility && meets_tolerance(topped.utility)) {
-          primal = std::move(topped);
-          topped_up = true;
-        } else if (saturation_topup) {
-          saturation_topup_failed_at_ = level_;
-        }
-      }
-    }
-    if (primal.utility > best_primal_) {
-      best_primal_ = primal.utility;
-      best_usage_ = primal.usage;
-      engine_.keep_scratch(factors, topped_up);
-    }
-    return e.excess_smooth + prices.dot(capacity_) - primal.utility_smooth;
-  }
-
-  /// The best dual value, never above g(0): far from the optimal prices (an optimum with slack
-  /// everywhere, a start in the wrong region) g(p) can exceed the unlimited-capacity objective.
-  double bound() const { return std::min(best_dual_, trivial_bound_); }
-
-  /// No evaluated price vector beats p = 0: the optimal prices are 0 as far as the solve knows.
-  bool bound_is_trivial() const { return trivial_bound_ <= best_dual_; }
-
-  double gap() const { return bound() - best_primal_; }
-
-  measured_gap measured() const {
-    return measure_gap(bound(), best_primal_, options_.gap, references_);
-  }
-  double relative_gap() const { return measured().relative; }
-
-  bool converged() const { return meets_tolerance(best_primal_); }
-
-  /// Whether a feasible allocation with objective `primal` would end the solve.
-  bool meets_tolerance(double primal) const {
-    if (!std::isfinite(primal) || !std::isfinite(bound())) return false;
-    return within_tolerance(bound() - primal,
-                            measure_gap(bound(), primal, options_.gap, references_), options_);
-  }
-
-  /// A dual bound below a feasible objective by more than rounding means the arithmetic lost
-  /// precision (data spanning most of the double range): neither number can be trusted.
-  bool certificate_inconsistent() const {
-    if (!std::isfinite(best_primal_) || !std::isfinite(bound())) return false;
-    const double scale = std::max(std::abs(bound()), std::abs(best_primal_));
-    return gap() < -method_constants::inconsistent_gap * scale && gap() < -options_.absolute_gap;
-  }
-
-  solve_status limit_status() const {
-    if (interrupted_by_nan_) return solve_status::numerical_error;
-    if (interrupted_) return solve_status::interrupted;
-    if (iterations_ >= options_.max_iterations) return solve_status::iteration_limit;
-    if (clock_.seconds() >= options_.time_limit_seconds) return solve_status::time_limit;
-    return solve_status::not_solved;
-  }
-
-  void report(const Eigen::VectorXd& prices) {
-    if (!callback_ || iterations_ % options_.callback_every != 0) return;
-    progress info;
-    info.iteration = iterations_;
-    info.elapsed_seconds = clock_.seconds();
-    info.primal_objective = best_primal_;
-    info.dual_bound = bound();
-    info.relative_gap = relative_gap();
-    info.smoothing = level_;
-    info.prices = prices.data();
-    info.n_resources = m_;
-    if (callback_(info) == callback_action::stop) interrupted_ = true;
-  }
-
-  void finish(solve_result& result, solve_status status) {
-    // The kept allocation's exact objective (certify() may have scored it by a lower bound).
-    const double objective = engine_.export_kept(result);
-    if (std::isfinite(best_primal_)) best_primal_ = objective;
-    if (certificate_inconsistent()) status = solve_status::numerical_error;
-    result.status = status;
-    result.iterations = iterations_;
-    result.smoothing_stages = stages_;
-    result.smoothing = level_;
-    result.dual_bound = bound();
-    result.trivial_bound = trivial_bound_;
-    result.primal_objective = best_primal_;
-    result.duality_gap = gap();
-    const measured_gap relative = measured();
-    result.relative_gap = relative.relative;
-    result.gap_scale = relative.scale;
-    result.gap_scale_name = relative.scale_name;
-    result.gap_measure = relative.measure;
-    result.prices = best_prices_.size() == m_ ? best_prices_ : Eigen::VectorXd::Zero(m_);
-    result.usage = best_usage_.size() == m_ ? best_usage_ : Eigen::VectorXd::Zero(m_);
-    result.max_capacity_violation = (result.usage - capacity_).cwiseMax(0.0).maxCoeff();
-    result.timings.evaluate_seconds = evaluate_seconds_;
-    result.timings.solve_seconds = clock_.seconds() - result.timings.setup_seconds;
-  }
-
-  Engine& engine_;
-  const Eigen::VectorXd& capacity_;
-  const solver_options& options_;
-  const progress_callback& callback_;
-  const stopwatch& clock_;
-  Eigen::Index m_;
-  Eigen::VectorXd scale_, best_prices_, best_usage_;
-  Eigen::MatrixXd correction_;  ///< secant correction to the generalized Hessian (scaled)
-  /// Buffers kept across steps: at thousands of resources every fresh m x m matrix cost a
-  /// page fault per 4 KiB (a quarter of a load-balancing solve's time was in the kernel).
-  Eigen::MatrixXd model_;
-  evaluation candidate_;
-  double level_ = 0.0;
-  sample_start_level start_;  ///< where a sample start says to begin
-  bool topups_allowed_ = true;
-  bool end_at_minimiser_ = false;
-  std::function<sample_start_level(Eigen::VectorXd&)> after_failed_probe_;
-  double saturation_topup_failed_at_ = -1.0;  ///< smoothing level of the last failed one
-  gap_references references_;
-  double trivial_bound_ = std::numeric_limits<double>::infinity();
-  double best_dual_ = std::numeric_limits<double>::infinity();
-  double best_primal_ = -std::numeric_limits<double>::infinity();
-  double evaluate_seconds_ = 0.0;
-  int iterations_ = 0;
-  int stages_ = 0;
-  bool interrupted_ = false;
-  bool interrupted_by_nan_ = false;
-};
-
-template <class Scalar>
-const Eigen::VectorXd& capacity_of(const dense_problem<Scalar>& problem) {
-  return problem.capacity;
-}
-template <class Scalar>
-const Eigen::VectorXd& capacity_of(const bundle_problem<Scalar>& problem) {
-  return problem.capacity();
-}
-
-}  // namespace detail
 
 /// \brief Solves `problem` (dense_problem or bundle_problem) for `utility` with the
 /// price-discovery dual method on `Backend` (backend::cpu, or backend::thrust from
@@ -588,11 +39,6 @@ solve_result solve(const Problem& problem, const Utility& utility,
 
 namespace detail {
 
-/// A sample start's solve is there for its prices; the full solve also for its allocation. A
-/// sample continued past its probe prices (after_failed_probe) is there for its smoothed
-/// minimiser.
-enum class solve_role { full, sample, sample_to_minimiser };
-
 /// `start`: the first smoothing level of a warm start (options.warm_start_prices) whose prices
 /// come from a solve of the same problem, or of one close to it; `memory`: the jobs' search
 /// starts from that solve (incremental_solver).
@@ -601,58 +47,35 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
                       const solver_options& options, const progress_callback& callback,
                       sample_start_level start = {},
                       job_memory<typename executor_for<Backend>::type>* memory = nullptr) {
-  static_assert(detail::check_utility<Utility>());
-  const detail::stopwatch clock;
+  static_assert(check_utility<Utility>());
+  const stopwatch clock;
   options.validate();
   problem.validate(utility);
-  const Eigen::VectorXd& capacity = detail::capacity_of(problem);
-  if (options.warm_start_prices.size() != 0 && options.warm_start_prices.size() != capacity.size())
-    throw invalid_options(
-        "warm_start_prices has " + std::to_string(options.warm_start_prices.size()) +
-        " entries, the problem has " + std::to_string(capacity.size()) + " resources");
-  using executor = typename detail::executor_for<Backend>::type;
+  const Eigen::VectorXd& capacity = capacity_of(problem);
+  check_warm_start_size(options, capacity);
+  using executor = typename executor_for<Backend>::type;
   solve_result result;
   solver_options run_options = options;  // the sample start may add starting prices
-  detail::sample_start_level start_level = start;
-  std::function<detail::sample_start_level(Eigen::VectorXd&)> continue_sample;
-  if constexpr (detail::is_dense_problem<Problem>::value) {
-    const std::int64_t stride = detail::sample_stride(problem, Utility::piecewise_linear);
+  sample_start_level start_level = start;
+  sample_continuation continue_sample;
+  if constexpr (is_dense_problem<Problem>::value) {
+    const std::int64_t stride = sample_stride(problem, Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      auto sample = detail::sample_jobs(problem, stride);
-      const solve_result s = solve_as<Backend>(solve_role::sample, sample, utility,
-                                               detail::sample_options(options, stride), {});
-      result.sample_iterations = s.iterations;
-      result.timings.sample_seconds = clock.seconds();
-      start_level = detail::start_from_sample<Utility>(s, sample.capacity, run_options);
-      if (start_level.probe_prices.size() != 0) {
-        continue_sample = [&result, &utility, &clock, sample = std::move(sample),
-                           continued =
-                               continuation_options(options, stride, start_level.probe_prices),
-                           level = start_level.probe_level](Eigen::VectorXd& prices) mutable {
-          // The continuation spends the solve's time limit, not a fresh one.
-          continued.time_limit_seconds -= clock.seconds();
-          if (!(continued.time_limit_seconds > 0.0)) return sample_start_level{};
-          const stopwatch timer;
-          const solve_result c =
-              solve_as<Backend>(solve_role::sample_to_minimiser, sample, utility, continued, {},
-                                sample_start_level::at(level, true));
-          result.sample_iterations += c.iterations;
-          result.timings.sample_seconds += timer.seconds();
-          return start_from_continuation(c, prices);
-        };
-      }
+      const auto solve_sample = [&utility](solve_role sample_role, const Problem& sample,
+                                           const solver_options& sample_run_options,
+                                           sample_start_level first) {
+        return solve_as<Backend>(sample_role, sample, utility, sample_run_options, {}, first);
+      };
+      start_level = start_with_sample<Utility>(
+          sample_jobs(problem, stride), stride, options, solve_sample, clock,
+          [&clock] { return clock.seconds(); }, result, run_options, continue_sample);
     }
   }
   try {
     detail::engine<executor, Problem, Utility> engine(problem, utility, executor(options.threads),
                                                       memory);
-    detail::price_discovery<decltype(engine)> method(engine, capacity, run_options, callback,
-                                                     clock);
-    method.start_from(start_level);
-    method.allow_topups(role == solve_role::full && options.topups);
-    method.end_at_minimiser(role == solve_role::sample_to_minimiser);
-    method.after_failed_probe(std::move(continue_sample));
-    method.run(result);
+    price_discovery<decltype(engine)> method(engine, capacity, run_options, callback, clock);
+    run_as(role, method, options, start_level, std::move(continue_sample), result);
   } catch (const error&) {
     throw;
   } catch (const std::bad_alloc& e) {

@@ -76,6 +76,23 @@ struct solver_options {
   /// (a feasibility probe judged by its worst job) turn this off.
   bool topups = true;
 
+  /// \brief Calls f(name, value) for every field, in declaration order. Code that must see every
+  /// option (the MPI backend's check that all ranks pass the same ones) walks this list, so a
+  /// new field is added here, beside its declaration.
+  template <class F>
+  void for_each_field(F&& f) const {
+    f("relative_gap", relative_gap);
+    f("gap", gap);
+    f("absolute_gap", absolute_gap);
+    f("max_iterations", max_iterations);
+    f("time_limit_seconds", time_limit_seconds);
+    f("threads", threads);
+    f("warm_start_prices", warm_start_prices);
+    f("callback_every", callback_every);
+    f("sample_start", sample_start);
+    f("topups", topups);
+  }
+
   /// \brief Throws invalid_options when a field is out of range.
   void validate() const {
     if (!(relative_gap >= 0.0) || !std::isfinite(relative_gap))

@@ -11,6 +11,8 @@
 //   popalloc_mpi_check invalid      rank 1's shard holds a NaN: every rank must throw
 //                                   invalid_problem naming rank 1.
 //   popalloc_mpi_check mismatch     the last rank passes other capacities: invalid_problem on all.
+//   popalloc_mpi_check gap_mismatch the last rank measures the gap otherwise: invalid_problem on
+//                                   all.
 //   popalloc_mpi_check throw        rank 1's callback throws at evaluation 3: every rank must
 //                                   throw backend_error naming rank 1.
 //   popalloc_mpi_check kill         rank 1 kills itself (SIGKILL) at evaluation 3: the launcher
@@ -305,6 +307,7 @@ popalloc::solve_result misbehave(const std::string& how, double timeout) {
   popalloc::solver_options options;
   options.relative_gap = 1e-9;
   options.threads = 1;
+  if (how == "gap_mismatch" && rank == ranks - 1) options.gap = popalloc::gap_measure::objective;
   const popalloc::progress_callback callback = [&](const popalloc::progress& info) {
     if (rank == 1 && info.iteration == 3) {
       if (how == "throw") throw std::runtime_error("the callback on rank 1 failed on purpose");
@@ -343,7 +346,7 @@ int failure_mode(const std::string& how) {
   try {
     misbehave(how, timeout);
   } catch (const popalloc::invalid_problem& e) {
-    if (how == "invalid" || how == "mismatch") expected(e.what(), false);
+    if (how == "invalid" || how == "mismatch" || how == "gap_mismatch") expected(e.what(), false);
     fail(std::string("unexpected invalid_problem: ") + e.what());
     return 1;
   } catch (const popalloc::backend_error& e) {

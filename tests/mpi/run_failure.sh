@@ -31,7 +31,7 @@ case "$mode" in
     [ "$status" -eq 0 ] || problem "exit status $status, expected 0 (every rank stops cleanly)"
     expected_lines 3 "rank 1: throughput(2, 1) must be"
     ;;
-  mismatch)
+  mismatch|gap_mismatch)
     [ "$status" -eq 0 ] || problem "exit status $status, expected 0 (every rank stops cleanly)"
     expected_lines 3 "rank(s) 2 differ from rank 0"
     ;;

@@ -65,7 +65,12 @@
 
 #include "popalloc/backend/cpu.hpp"
 #include "popalloc/config.hpp"
-#include "popalloc/dual_solver.hpp"
+#include "popalloc/detail/engine.hpp"
+#include "popalloc/detail/price_discovery.hpp"
+#include "popalloc/detail/sample_start.hpp"
+#include "popalloc/detail/solve_steps.hpp"
+#include "popalloc/detail/stopwatch.hpp"
+#include "popalloc/detail/traits.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
@@ -782,27 +787,16 @@ solve_result solve(const backend::mpi& where, const Problem& problem, const Util
 
 namespace detail {
 
-/// `start`: as for the single-process solve_as (a sample's continuation starts at its level).
+/// Each rank checks its options and its shard, then all agree: either every rank goes on or
+/// every rank throws, with every failing rank's message.
 template <class Problem, class Utility>
-solve_result solve_as(solve_role role, const backend::mpi& where, const Problem& problem,
-                      const Utility& utility, const solver_options& options,
-                      const progress_callback& callback, sample_start_level start = {}) {
-  static_assert(detail::check_utility<Utility>());
-  const detail::stopwatch clock;
-  detail::mpi_session session(where);
-  const std::string me = "rank " + std::to_string(session.rank());
-
-  // 1. Local checks, then agreement: either every rank goes on or every rank throws.
+void agree_valid(mpi_session& session, const Problem& problem, const Utility& utility,
+                 const solver_options& options) {
   int kind = 0;  // 1: options, 2: problem
   std::string message;
-  const Eigen::VectorXd& capacity = detail::capacity_of(problem);
   try {
     options.validate();
-    if (options.warm_start_prices.size() != 0 &&
-        options.warm_start_prices.size() != capacity.size())
-      throw invalid_options(
-          "warm_start_prices has " + std::to_string(options.warm_start_prices.size()) +
-          " entries, the problem has " + std::to_string(capacity.size()) + " resources");
+    check_warm_start_size(options, capacity_of(problem));
   } catch (const invalid_options& e) {
     kind = 1;
     message = e.what();
@@ -815,45 +809,62 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
       message = e.what();
     }
   }
-  {
-    const std::vector<std::int64_t> kinds = session.all_gather(std::int64_t{kind});
-    if (std::any_of(kinds.begin(), kinds.end(), [](std::int64_t k) { return k != 0; })) {
-      const std::vector<std::string> messages = session.all_gather(message);
-      std::string all;
-      bool options_error = false;
-      for (std::size_t r = 0; r < kinds.size(); ++r) {
-        if (kinds[r] == 0) continue;
-        if (!all.empty()) all += "; ";
-        all += "rank " + std::to_string(r) + ": " + messages[r];
-        options_error = options_error || kinds[r] == 1;
-      }
-      if (options_error) throw invalid_options(all);
-      throw invalid_problem(all);
-    }
+  const std::vector<std::int64_t> kinds = session.all_gather(std::int64_t{kind});
+  if (std::none_of(kinds.begin(), kinds.end(), [](std::int64_t k) { return k != 0; })) return;
+  const std::vector<std::string> messages = session.all_gather(message);
+  std::string all;
+  bool options_error = false;
+  for (std::size_t r = 0; r < kinds.size(); ++r) {
+    if (kinds[r] == 0) continue;
+    if (!all.empty()) all += "; ";
+    all += "rank " + std::to_string(r) + ": " + messages[r];
+    options_error = options_error || kinds[r] == 1;
   }
+  if (options_error) throw invalid_options(all);
+  throw invalid_problem(all);
+}
+
+/// The ranks must agree on everything but the jobs: throws invalid_problem on every rank when
+/// one differs.
+template <class Problem>
+void agree_on_options(mpi_session& session, const backend::mpi& where, const Problem& problem,
+                      const solver_options& options) {
+  fingerprint print;
+  print.add(static_cast<std::int64_t>(problem.resources()));
+  print.add(capacity_of(problem));
+  // Each rank may use its own thread count and callback frequency; every other option steers
+  // decisions that all ranks must take alike.
+  options.for_each_field([&print](const char* name, const auto& value) {
+    const std::string field = name;
+    if (field != "threads" && field != "callback_every") print.add(value);
+  });
+  print.add(where.block_jobs);
+  print.add(static_cast<int>(where.sums));
+  const std::vector<std::int64_t> prints = session.all_gather(print.value());
+  std::string differ;
+  for (std::size_t r = 1; r < prints.size(); ++r)
+    if (prints[r] != prints[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  if (!differ.empty())
+    throw invalid_problem(
+        "the ranks disagree on the resources, capacities or solver options (rank(s) " + differ +
+        " differ from rank 0); every rank must pass the same capacity vector and options");
+}
+
+/// `start`: as for the single-process solve_as (a sample's continuation starts at its level).
+template <class Problem, class Utility>
+solve_result solve_as(solve_role role, const backend::mpi& where, const Problem& problem,
+                      const Utility& utility, const solver_options& options,
+                      const progress_callback& callback, sample_start_level start = {}) {
+  static_assert(detail::check_utility<Utility>());
+  const detail::stopwatch clock;
+  detail::mpi_session session(where);
+  const std::string me = "rank " + std::to_string(session.rank());
+
+  // 1. Local checks, then agreement: either every rank goes on or every rank throws.
+  agree_valid(session, problem, utility, options);
   // 2. The ranks must agree on everything but the jobs.
-  {
-    detail::fingerprint print;
-    print.add(static_cast<std::int64_t>(problem.resources()));
-    print.add(capacity);
-    print.add(options.relative_gap);
-    print.add(options.absolute_gap);
-    print.add(options.max_iterations);
-    print.add(options.time_limit_seconds);
-    print.add(options.warm_start_prices);
-    print.add(static_cast<int>(options.sample_start));
-    print.add(static_cast<int>(options.topups));
-    print.add(where.block_jobs);
-    print.add(static_cast<int>(where.sums));
-    const std::vector<std::int64_t> prints = session.all_gather(print.value());
-    std::string differ;
-    for (std::size_t r = 1; r < prints.size(); ++r)
-      if (prints[r] != prints[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
-    if (!differ.empty())
-      throw invalid_problem(
-          "the ranks disagree on the resources, capacities or solver options (rank(s) " + differ +
-          " differ from rank 0); every rank must pass the same capacity vector and options");
-  }
+  agree_on_options(session, where, problem, options);
+  const Eigen::VectorXd& capacity = capacity_of(problem);
   session.set_layout(static_cast<std::int64_t>(problem.jobs()));
   if (session.total_jobs() == 0) throw invalid_problem("problem has no jobs (on any rank)");
 
@@ -861,41 +872,29 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
   // (a nested collective solve), so the starting prices are the single-process ones bit for bit.
   solve_result result;
   solver_options run_options = options;
-  detail::sample_start_level start_level = start;
-  std::function<sample_start_level(Eigen::VectorXd&)> continue_sample;
-  if constexpr (detail::is_dense_problem<Problem>::value) {
+  sample_start_level start_level = start;
+  sample_continuation continue_sample;
+  if constexpr (is_dense_problem<Problem>::value) {
     const std::int64_t stride =
-        detail::sample_stride(session.total_jobs(), static_cast<std::int64_t>(problem.resources()),
-                              Utility::piecewise_linear);
+        sample_stride(session.total_jobs(), static_cast<std::int64_t>(problem.resources()),
+                      Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      auto sample = detail::sample_jobs(problem, stride, session.offset(), session.total_jobs());
-      const solve_result s = solve_as(solve_role::sample, where, sample, utility,
-                                      detail::sample_options(options, stride), {});
-      result.sample_iterations = s.iterations;
-      result.timings.sample_seconds = clock.seconds();
-      start_level = detail::start_from_sample<Utility>(s, sample.capacity, run_options);
-      // Every rank's probe fails at the same evaluation (its certificate is a reduction), so
-      // every rank enters the continuation's collective solve together.
-      if (start_level.probe_prices.size() != 0) {
-        continue_sample = [&result, &utility, &clock, &where, &session, sample = std::move(sample),
-                           continued =
-                               continuation_options(options, stride, start_level.probe_prices),
-                           level = start_level.probe_level](Eigen::VectorXd& prices) mutable {
-          // The ranks' clocks differ; all take the slowest one's, so that every rank passes the
-          // same options (the nested solve compares their fingerprints) and takes the same branch.
-          const std::vector<std::int64_t> elapsed_us =
-              session.all_gather(static_cast<std::int64_t>(std::ceil(clock.seconds() * 1e6)));
-          continued.time_limit_seconds -=
-              1e-6 * static_cast<double>(*std::max_element(elapsed_us.begin(), elapsed_us.end()));
-          if (!(continued.time_limit_seconds > 0.0)) return sample_start_level{};
-          const stopwatch timer;
-          const solve_result c = solve_as(solve_role::sample_to_minimiser, where, sample, utility,
-                                          continued, {}, sample_start_level::at(level, true));
-          result.sample_iterations += c.iterations;
-          result.timings.sample_seconds += timer.seconds();
-          return start_from_continuation(c, prices);
-        };
-      }
+      const auto solve_sample = [&where, &utility](solve_role sample_role, const Problem& sample,
+                                                   const solver_options& sample_run_options,
+                                                   sample_start_level first) {
+        return solve_as(sample_role, where, sample, utility, sample_run_options, {}, first);
+      };
+      // The ranks' clocks differ; the continuation takes the slowest one's, so that every rank
+      // passes the same options (the nested solve compares their fingerprints) and takes the
+      // same branch.
+      const auto agreed_seconds = [&session, &clock] {
+        const std::vector<std::int64_t> elapsed_us =
+            session.all_gather(static_cast<std::int64_t>(std::ceil(clock.seconds() * 1e6)));
+        return 1e-6 * static_cast<double>(*std::max_element(elapsed_us.begin(), elapsed_us.end()));
+      };
+      start_level = start_with_sample<Utility>(
+          sample_jobs(problem, stride, session.offset(), session.total_jobs()), stride, options,
+          solve_sample, clock, agreed_seconds, result, run_options, continue_sample);
     }
   }
 
@@ -916,11 +915,7 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
     using engine_type = detail::engine<detail::mpi_executor, Problem, Utility>;
     engine_type engine(problem, utility, detail::mpi_executor(session, options.threads));
     detail::price_discovery<engine_type> method(engine, capacity, core, agreed, clock);
-    method.start_from(start_level);
-    method.allow_topups(role == solve_role::full && options.topups);
-    method.end_at_minimiser(role == solve_role::sample_to_minimiser);
-    method.after_failed_probe(std::move(continue_sample));
-    method.run(result);
+    run_as(role, method, options, start_level, std::move(continue_sample), result);
   } catch (const std::exception& e) {
     if (session.broken()) throw;  // the session's own error: the others know already
     std::string what = e.what();

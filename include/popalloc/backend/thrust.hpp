@@ -15,14 +15,15 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
-#include "popalloc/backend/cpu.hpp"
 #include "popalloc/config.hpp"
-#include "popalloc/dual_solver.hpp"
+#include "popalloc/detail/host_executor.hpp"
+#include "popalloc/detail/traits.hpp"
 
 namespace popalloc {
 namespace backend {
 
-/// \brief Selects the Thrust backend (device system from THRUST_DEVICE_SYSTEM).
+/// \brief Selects the Thrust backend (device system from THRUST_DEVICE_SYSTEM): include this
+/// header beside popalloc/popalloc.hpp and call popalloc::solve<popalloc::backend::thrust>.
 struct thrust {};
 
 }  // namespace backend

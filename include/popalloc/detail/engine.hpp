@@ -14,11 +14,11 @@
 
 #include <Eigen/Core>
 
-#include "popalloc/backend/cpu.hpp"
 #include "popalloc/bundle_problem.hpp"
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/bundle_view.hpp"
 #include "popalloc/detail/dense_view.hpp"
+#include "popalloc/detail/host_executor.hpp"
 #include "popalloc/detail/passes.hpp"
 #include "popalloc/result.hpp"
 

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include <Eigen/Core>
 
@@ -24,11 +25,6 @@
 #include "popalloc/status.hpp"
 
 namespace popalloc::detail {
-
-template <class Problem>
-struct is_dense_problem : std::false_type {};
-template <class Scalar>
-struct is_dense_problem<dense_problem<Scalar>> : std::true_type {};
 
 /// Problems with at least this many jobs are sampled, with at least sample_start_min_sample
 /// jobs in the sample (1/50 of the jobs when there are enough). Strictly concave utilities
@@ -117,9 +113,9 @@ constexpr double sample_minimiser_residual = 1e-4;
 /// targets early, to its smoothed minimiser (solve_role::sample_to_minimiser): warm there, and
 /// at most `stride` evaluations, about the cost of one full evaluation.
 inline solver_options continuation_options(const solver_options& options, std::int64_t stride,
-                                           const Eigen::VectorXd& probe_prices) {
+                                           Eigen::VectorXd probe_prices) {
   solver_options o = sample_options(options, stride);
-  o.warm_start_prices = probe_prices;
+  o.warm_start_prices = std::move(probe_prices);
   o.max_iterations = static_cast<int>(std::min<std::int64_t>(stride, options.max_iterations));
   return o;
 }
