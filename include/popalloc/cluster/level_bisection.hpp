@@ -20,7 +20,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -29,6 +28,7 @@
 #include <Eigen/Core>
 
 #include "popalloc/dense_problem.hpp"
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
@@ -208,8 +208,7 @@ inline level_solution maximize_level(
     double tolerance, const solver_options& base, const Eigen::VectorXd& warm_prices = {},
     double deadline_seconds = std::numeric_limits<double>::infinity(),
     const std::function<void(const level_solution&)>& after_probe = {}) {
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
+  const popalloc::detail::stopwatch clock;
   level_solution out;
   out.x = x_lower;
   out.level = lower;
@@ -219,7 +218,7 @@ inline level_solution maximize_level(
   double pending = std::numeric_limits<double>::quiet_NaN();  // level to retry more precisely
   int retries = 0;
   while (search_upper - out.level > tolerance * search_upper) {
-    if (std::chrono::duration<double>(clock::now() - start).count() > deadline_seconds) {
+    if (clock.seconds() > deadline_seconds) {
       out.status = worse(out.status, solve_status::time_limit);
       break;
     }

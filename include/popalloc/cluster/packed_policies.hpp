@@ -11,7 +11,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -28,6 +27,7 @@
 #include "popalloc/cluster/policies.hpp"
 #include "popalloc/cluster/policy.hpp"
 #include "popalloc/cluster/throughputs.hpp"
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/pop/partition.hpp"
 #include "popalloc/pop/pop_solver.hpp"
@@ -279,7 +279,7 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
 inline cluster_allocation allocate_packed(const std::vector<job>& jobs, const gpu_cluster& cluster,
                                           const throughput_table& table,
                                           const policy_options& options = {}) {
-  const auto start = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch clock;
   detail::validate_options(options, cluster);
   detail::validate_packed_options(options, jobs);
   const instance in = prepare_instance(jobs, cluster, options);
@@ -308,7 +308,7 @@ inline cluster_allocation allocate_packed(const std::vector<job>& jobs, const gp
         in.proportional_true[i] > 0.0
             ? in.scale[i] * out.effective_throughput[i] / (in.weight[i] * in.proportional_true[i])
             : 0.0;
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = clock.seconds();
   return out;
 }
 

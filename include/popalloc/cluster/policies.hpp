@@ -23,7 +23,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -41,6 +40,7 @@
 #include "popalloc/cluster/level_bisection.hpp"
 #include "popalloc/cluster/policy.hpp"
 #include "popalloc/dense_problem.hpp"
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
@@ -224,7 +224,7 @@ inline Eigen::MatrixXd scatter_rows(const Eigen::MatrixXd& sub,
 inline void water_fill(level_problem& p, const solver_options& base, const policy_options& o,
                        double tolerance, double deadline, double level, Eigen::MatrixXd& x,
                        Eigen::VectorXd& prices, policy_outcome& out) {
-  const auto start = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch clock;
   const auto n = static_cast<std::size_t>(p.throughput.rows());
   const double threshold = o.water_filling_threshold;
   const double nan = std::numeric_limits<double>::quiet_NaN();  // no upper end while testing
@@ -248,10 +248,7 @@ inline void water_fill(level_problem& p, const solver_options& base, const polic
       class_of[i] = c;
     }
   }
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  while (out.levels < o.max_water_filling_levels && seconds() < deadline) {
+  while (out.levels < o.max_water_filling_levels && clock.seconds() < deadline) {
     // Free classes, and whether some member already sits above the level (then it can rise).
     const Eigen::VectorXd levels = levels_of(p, x);
     std::vector<int> state;  // per class: -1 frozen/absent, 0 untested, 1 can rise
@@ -712,7 +709,7 @@ inline void validate_options(const policy_options& o, const gpu_cluster& cluster
 /// \throws invalid_problem for invalid jobs or cluster, invalid_options for bad options.
 inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_cluster& cluster,
                                    const policy_options& options = {}) {
-  const auto start = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch clock;
   detail::validate_options(options, cluster);
   const instance in = prepare_instance(jobs, cluster, options);
   const bool slo_floors = options.policy == policy_kind::max_throughput && options.slo_floors &&
@@ -820,7 +817,7 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
             ? in.scale[i] * out.effective_throughput[i] / (in.weight[i] * in.proportional_true[i])
             : 0.0;
   }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = clock.seconds();
   return out;
 }
 

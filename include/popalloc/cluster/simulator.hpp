@@ -11,7 +11,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -25,6 +24,7 @@
 #include <Eigen/Core>
 
 #include "popalloc/cluster/round_mechanism.hpp"
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/random.hpp"
 
@@ -270,7 +270,6 @@ class simulation {
         gpus_(gpus),
         policy_(policy),
         options_(options),
-        wall_start_(std::chrono::steady_clock::now()),
         types_(validated_types(jobs, gpus, options)),
         tau_(options.round_seconds),
         mechanism_(worker_layout(gpus, servers(options, types_)), tau_),
@@ -362,9 +361,7 @@ class simulation {
   const sim_job& job(std::int64_t id) const { return jobs_[static_cast<std::size_t>(id)]; }
   sim_job_result& outcome(std::int64_t id) { return result_.jobs[static_cast<std::size_t>(id)]; }
 
-  double wall_seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
-  }
+  double wall_seconds() const { return wall_clock_.seconds(); }
 
   bool in_window(std::int64_t id) const { return id >= window_first_ && id < window_last_; }
   bool window_closed() const { return windowed_ && window_open_ == 0; }
@@ -423,11 +420,10 @@ class simulation {
   /// Asks the policy for the active jobs' allocation (timed) and resets the mechanism to it.
   void recompute_allocation() {
     const policy_request asked = request();
-    const auto policy_start = std::chrono::steady_clock::now();
+    const popalloc::detail::stopwatch policy_clock;
     const sim_allocation answer = policy_(asked);
     const Eigen::MatrixXd& x = answer.singles;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - policy_start).count();
+    const double seconds = policy_clock.seconds();
     sim_summary& summary = result_.summary;
     ++summary.policy_calls;
     summary.total_policy_seconds += seconds;
@@ -582,7 +578,7 @@ class simulation {
   const std::vector<int>& gpus_;
   const sim_packed_policy& policy_;
   const simulator_options& options_;
-  std::chrono::steady_clock::time_point wall_start_;
+  popalloc::detail::stopwatch wall_clock_;  // started on construction
   std::size_t types_;
   double tau_;
   round_mechanism mechanism_;

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -13,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/lb/checker.hpp"
 #include "popalloc/lb/problem.hpp"
 
@@ -151,7 +151,7 @@ inline lb_result finish(const problem& prob, const load_routing& st, double seco
 /// it can fail to balance (a shard heavier than the upper bound cannot be placed anywhere): the
 /// result is then `unbalanced` with the checker's first violation.
 inline lb_result solve_greedy(const problem& prob) {
-  const auto start = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch clock;
   prob.validate();
   detail::load_routing st = detail::initial_routing(prob);
   const std::size_t n = prob.server_count();
@@ -192,8 +192,7 @@ inline lb_result solve_greedy(const problem& prob) {
       }
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = clock.seconds();
   return detail::finish(prob, st, seconds);
 }
 

@@ -6,13 +6,13 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/lb/checker.hpp"
 #include "popalloc/lb/problem.hpp"
@@ -188,33 +188,30 @@ inline placement pop_merge(const problem& prob, const std::vector<pop_part>& par
 /// statistics.
 template <class SolvePart>
 lb_result pop_solve(const problem& prob, int k, SolvePart&& solve_part) {
-  const auto start = std::chrono::steady_clock::now();
-  auto since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
+  const popalloc::detail::stopwatch clock;
   pop_report rep;
   std::vector<pop_part> parts = pop_split(prob, k);
-  rep.split_seconds = since(start);
+  rep.split_seconds = clock.seconds();
   std::vector<placement> results(parts.size());
   lb_result out;
   for (std::size_t g = 0; g < parts.size(); ++g) {
-    const auto t = std::chrono::steady_clock::now();
+    const popalloc::detail::stopwatch part_clock;
     lb_result r = solve_part(static_cast<const problem&>(parts[g].sub));
-    rep.part_seconds.push_back(since(t));
+    rep.part_seconds.push_back(part_clock.seconds());
     rep.part_status.push_back(r.status);
     if (r.status == lb_status::no_solution || r.status == lb_status::infeasible) {
       out.status = r.status;
       out.message = "POP part " + std::to_string(g) + ": " + r.message;
-      out.seconds = since(start);
+      out.seconds = clock.seconds();
       out.pop = std::move(rep);
       return out;
     }
     results[g] = std::move(r.result);
   }
-  const auto m = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch merge_clock;
   out.result = pop_merge(prob, parts, results);
-  rep.merge_seconds = since(m);
-  out.seconds = since(start);
+  rep.merge_seconds = merge_clock.seconds();
+  out.seconds = clock.seconds();
   const check_report c = check(prob, out.result);
   out.status = c.feasible ? lb_status::balanced : lb_status::unbalanced;
   out.message = c.violation;

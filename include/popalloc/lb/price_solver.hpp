@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +18,7 @@
 #include <Eigen/Core>
 
 #include "popalloc/dense_problem.hpp"
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/lb/checker.hpp"
 #include "popalloc/lb/greedy.hpp"
@@ -288,10 +288,6 @@ inline void consolidate(const problem& prob, load_routing& st) {
   }
 }
 
-inline double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 /// \brief The LP shards: those with a replica on a server above the upper bound (counting only
 /// the shards that have a home) and those without replicas, each with load > 0.
 inline std::vector<std::size_t> overloaded_shards(const problem& prob, const load_routing& st) {
@@ -411,7 +407,7 @@ inline popalloc::dense_problem<float> relaxation(const problem& prob, const pric
 /// its statistics in `rep`: iterations, gap, status, lp_exact and the moves bound.
 inline popalloc::solve_result solve_relaxation(const popalloc::dense_problem<float>& lp,
                                                const price_options& opt, const lp_columns& cols,
-                                               std::chrono::steady_clock::time_point start,
+                                               const popalloc::detail::stopwatch& clock,
                                                price_report& rep) {
   popalloc::progress_callback forward;
   if (opt.callback)
@@ -422,13 +418,13 @@ inline popalloc::solve_result solve_relaxation(const popalloc::dense_problem<flo
       step.lp_servers = rep.lp_servers;
       step.lp_iterations = p.iteration;
       step.lp_relative_gap = p.relative_gap;
-      step.elapsed_seconds = seconds_since(start);
+      step.elapsed_seconds = clock.seconds();
       return opt.callback(step);
     };
-  const auto lp_start = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch lp_clock;
   popalloc::solve_result sol =
       popalloc::solve(lp, popalloc::utility::linear{}, opt.solver, forward);
-  rep.lp_seconds = seconds_since(lp_start);
+  rep.lp_seconds = lp_clock.seconds();
   rep.lp_iterations = sol.iterations;
   rep.lp_relative_gap = sol.relative_gap;
   rep.lp_status = sol.status;
@@ -510,7 +506,7 @@ inline void round_relaxation(const problem& prob, load_routing& st,
 /// relaxation places them, the rounding keeps what it can and the rest goes to `leave`.
 inline void relax_and_round(const problem& prob, const price_options& opt, load_routing& st,
                             const std::vector<std::size_t>& lp_shards,
-                            std::chrono::steady_clock::time_point start, price_report& rep,
+                            const popalloc::detail::stopwatch& clock, price_report& rep,
                             std::vector<residual>& leave) {
   // Take the LP shards out of the routing; what stays is fixed.
   for (const std::size_t j : lp_shards) {
@@ -521,7 +517,7 @@ inline void relax_and_round(const problem& prob, const price_options& opt, load_
   const lp_columns cols = choose_columns(prob, opt, st, lp_shards);
   rep.lp_servers = cols.server_of.size();
   const popalloc::dense_problem<float> lp = relaxation(prob, opt, st, lp_shards, cols);
-  const popalloc::solve_result sol = solve_relaxation(lp, opt, cols, start, rep);
+  const popalloc::solve_result sol = solve_relaxation(lp, opt, cols, clock, rep);
   round_relaxation(prob, st, lp_shards, cols, sol, leave);
 }
 
@@ -553,7 +549,7 @@ inline void shed_excess(const problem& prob, load_routing& st, std::vector<resid
 /// \brief Step 4 of solve_price: places `leave`, raises servers to the lower bound, and lets the
 /// checker decide the status (a repair that stopped early explains why).
 inline lb_result repair(const problem& prob, load_routing& st, std::vector<residual> leave,
-                        std::chrono::steady_clock::time_point start, price_report& rep) {
+                        const popalloc::detail::stopwatch& clock, price_report& rep) {
   std::string why;
   consolidate(prob, st);
   bool ok = place_residuals(prob, st, std::move(leave), why);
@@ -563,7 +559,7 @@ inline lb_result repair(const problem& prob, load_routing& st, std::vector<resid
     rep.repair_moves = std::max<std::int64_t>(0, added);
   }
   consolidate(prob, st);
-  lb_result out = finish(prob, st, seconds_since(start));
+  lb_result out = finish(prob, st, clock.seconds());
   if (!ok)
     out.message += (out.message.empty() ? "repair: " : " (repair: ") + why +
                    (out.status == lb_status::balanced ? "" : ")");
@@ -589,14 +585,14 @@ inline lb_result repair(const problem& prob, load_routing& st, std::vector<resid
 ///    from the most-loaded ones. The checker decides `balanced` or `unbalanced`.
 /// lb_result::price has the LP's statistics.
 inline lb_result solve_price(const problem& prob, const price_options& opt = {}) {
-  const auto start = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch clock;
   prob.validate();
   price_report rep;
   detail::load_routing st = detail::initial_routing(prob);
   const std::vector<std::size_t> lp_shards = detail::overloaded_shards(prob, st);
   rep.lp_shards = lp_shards.size();
   std::vector<detail::residual> leave;
-  if (!lp_shards.empty()) detail::relax_and_round(prob, opt, st, lp_shards, start, rep, leave);
+  if (!lp_shards.empty()) detail::relax_and_round(prob, opt, st, lp_shards, clock, rep, leave);
   detail::shed_excess(prob, st, leave);
   if (opt.callback) {
     progress step;
@@ -605,10 +601,10 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {})
     step.lp_servers = rep.lp_servers;
     step.lp_iterations = rep.lp_iterations;
     step.lp_relative_gap = rep.lp_relative_gap;
-    step.elapsed_seconds = detail::seconds_since(start);
+    step.elapsed_seconds = clock.seconds();
     opt.callback(step);
   }
-  lb_result out = detail::repair(prob, st, std::move(leave), start, rep);
+  lb_result out = detail::repair(prob, st, std::move(leave), clock, rep);
   out.price = rep;
   return out;
 }

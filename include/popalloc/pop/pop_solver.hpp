@@ -14,7 +14,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -32,6 +31,7 @@
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/engine.hpp"
 #include "popalloc/detail/relative_gap.hpp"
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
@@ -98,23 +98,21 @@ auto pop_solve(const partition& assignment, SolvePart&& solve_part, int threads 
   int team = popalloc::detail::host_executor(threads).threads();
   team = std::max(1, std::min(team, k));
   out.threads = team;
-  const auto start = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch wall_clock;
   // One part per iteration, handed out dynamically: part times vary with their clients.
   POPALLOC_PRAGMA_OMP(omp parallel for schedule(dynamic, 1) num_threads(team) if (team > 1))
   for (int s = 0; s < k; ++s) {
     const auto index = static_cast<std::size_t>(s);
-    const auto part_start = std::chrono::steady_clock::now();
+    const popalloc::detail::stopwatch part_clock;
     try {
       out.results[index] = solve_part(s, members[index]);
     } catch (...) {
       // Exceptions must not leave an OpenMP region; keep them for after the join.
       failures[index] = std::current_exception();
     }
-    out.seconds[index] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - part_start).count();
+    out.seconds[index] = part_clock.seconds();
   }
-  out.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.wall_seconds = wall_clock.seconds();
   for (const auto& failure : failures)
     if (failure) std::rethrow_exception(failure);
   return out;
@@ -273,10 +271,6 @@ inline partition make_partition(const pop_options& options, std::int64_t n,
   return partition_shuffled(n, options.parts, options.seed);
 }
 
-inline double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace detail
 
 namespace detail {
@@ -300,18 +294,18 @@ inline pop_part_statistics part_statistics(const solve_result& part, std::int64_
 template <class Backend, class Scalar, class Utility>
 pop_solve_result solve_unpartitioned(const dense_problem<Scalar>& problem, const Utility& utility,
                                      const pop_options& options,
-                                     std::chrono::steady_clock::time_point start) {
+                                     const popalloc::detail::stopwatch& clock) {
   pop_solve_result out;
   out.assignment = partition_round_robin(problem.jobs(), 1);
-  out.timings.partition_seconds = seconds_since(start);
-  const auto solve_start = std::chrono::steady_clock::now();
+  out.timings.partition_seconds = clock.seconds();
+  const popalloc::detail::stopwatch solve_clock;
   out.result = popalloc::solve<Backend>(problem, utility, options.solver, options.callback);
-  const double seconds = seconds_since(solve_start);
+  const double seconds = solve_clock.seconds();
   out.parts.push_back(part_statistics(out.result, problem.jobs(), seconds));
   out.bound_candidate = 0;
   out.timings.parts_wall_seconds = out.timings.parts_seconds_sum = out.timings.parts_seconds_max =
       seconds;
-  out.timings.total_seconds = seconds_since(start);
+  out.timings.total_seconds = clock.seconds();
   return out;
 }
 
@@ -489,14 +483,13 @@ void certify_whole(const dense_problem<Scalar>& problem, const Utility& utility,
 template <class Backend = backend::cpu, class Scalar, class Utility>
 pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& utility,
                            const pop_options& options = {}) {
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
+  const popalloc::detail::stopwatch clock;
   if (options.parts < 1) throw invalid_options("pop_options::parts must be >= 1");
   if (options.threads < 0) throw invalid_options("pop_options::threads must be >= 0");
   options.solver.validate();
   problem.validate(utility);
   if (options.parts == 1)
-    return detail::solve_unpartitioned<Backend>(problem, utility, options, start);
+    return detail::solve_unpartitioned<Backend>(problem, utility, options, clock);
 
   pop_solve_result out;
   const std::int64_t n = problem.jobs();
@@ -512,26 +505,26 @@ pop_solve_result pop_solve(const dense_problem<Scalar>& problem, const Utility& 
   int non_empty = 0;
   for (const auto& list : members) non_empty += list.empty() ? 0 : 1;
   const Eigen::VectorXd share = problem.capacity / static_cast<double>(non_empty);
-  out.timings.partition_seconds = detail::seconds_since(start);
+  out.timings.partition_seconds = clock.seconds();
 
   const auto parts = detail::solve_parts<Backend>(problem, utility, options, out.assignment, share);
   out.timings.parts_wall_seconds = parts.wall_seconds;
   out.timings.parts_seconds_sum = parts.seconds_sum();
   out.timings.parts_seconds_max = parts.seconds_max();
 
-  const auto coalesce_start = clock::now();
+  const popalloc::detail::stopwatch coalesce_clock;
   detail::coalesce_parts(problem, utility, members, parts, out);
-  out.timings.coalesce_seconds = detail::seconds_since(coalesce_start);
+  out.timings.coalesce_seconds = coalesce_clock.seconds();
 
-  const auto bound_start = clock::now();
+  const popalloc::detail::stopwatch bound_clock;
   detail::certify_whole(problem, utility, options,
                         detail::bound_candidates(options, members, parts, m), out);
-  out.timings.bound_seconds = detail::seconds_since(bound_start);
+  out.timings.bound_seconds = bound_clock.seconds();
   solve_result& r = out.result;
   r.timings.setup_seconds = out.timings.partition_seconds;
   r.timings.solve_seconds = out.timings.parts_wall_seconds + out.timings.coalesce_seconds;
   r.timings.evaluate_seconds = out.timings.bound_seconds;
-  out.timings.total_seconds = detail::seconds_since(start);
+  out.timings.total_seconds = clock.seconds();
   return out;
 }
 

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <queue>
@@ -17,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/pop/partition.hpp"
 #include "popalloc/pop/pop_solver.hpp"
@@ -107,7 +107,7 @@ result solve_pop(const instance& inst, te_objective objective, const pop_options
                  SolvePart&& solve_part) {
   inst.validate();
   if (options.parts < 1) throw invalid_options("POP needs k >= 1 sub-problems");
-  const auto start = std::chrono::steady_clock::now();
+  const popalloc::detail::stopwatch clock;
   std::vector<double> demands;
   demands.reserve(inst.commodities.size());
   for (const auto& c : inst.commodities) demands.push_back(c.demand);
@@ -143,7 +143,7 @@ result solve_pop(const instance& inst, te_objective objective, const pop_options
   }
   out.part_seconds = outcome.seconds;
   out.objective = objective_value(summarize(inst, out.path_flow), objective);
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = clock.seconds();
   return out;
 }
 

@@ -23,7 +23,6 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -33,6 +32,7 @@
 #include <Eigen/Core>
 
 #include "popalloc/bundle_problem.hpp"
+#include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
@@ -113,10 +113,6 @@ inline bundle_problem<double> bundle(const instance& inst, bool routing) {
     }
   }
   return problem;
-}
-
-inline double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 /// Cost of every path at arc prices p.
@@ -204,7 +200,7 @@ inline std::vector<double> normalised_split(const instance& inst, const solve_re
 
 /// Total flow: one core solve of the linear bundle problem, the flow d_k x_p per path.
 inline result solve_total_flow(const instance& inst, const price_options& options,
-                               std::chrono::steady_clock::time_point start) {
+                               const popalloc::detail::stopwatch& clock) {
   result out;
   out.kind = te_objective::total_flow;
   out.path_flow.assign(static_cast<std::size_t>(inst.path_count()), 0.0);
@@ -214,7 +210,7 @@ inline result solve_total_flow(const instance& inst, const price_options& option
     forward = [&](const popalloc::progress& p) {
       progress step;
       step.iterations = p.iteration;
-      step.elapsed_seconds = seconds_since(start);
+      step.elapsed_seconds = clock.seconds();
       step.objective = p.primal_objective;
       step.bound = p.dual_bound;
       step.relative_gap = p.relative_gap;
@@ -233,7 +229,7 @@ inline result solve_total_flow(const instance& inst, const price_options& option
   out.status = from_core(r.status);
   out.iterations = r.iterations;
   out.solves = 1;
-  out.seconds = seconds_since(start);
+  out.seconds = clock.seconds();
   return out;
 }
 
@@ -255,11 +251,11 @@ inline bool shortest_open_split(const instance& inst, std::vector<double>& split
 class routability_bisection {
  public:
   routability_bisection(const instance& inst, te_objective objective, const price_options& options,
-                        std::chrono::steady_clock::time_point start, std::vector<double> split)
+                        const popalloc::detail::stopwatch& clock, std::vector<double> split)
       : inst_(inst),
         objective_(objective),
         options_(options),
-        start_(start),
+        clock_(clock),
         split_(std::move(split)),
         problem_(bundle(inst, true)),
         capacity_(problem_.capacity()),
@@ -277,7 +273,7 @@ class routability_bisection {
   solve_status run(result& out) {
     while (!done()) {
       if (out.solves >= options_.max_solves) return solve_status::iteration_limit;
-      const double elapsed = seconds_since(start_);
+      const double elapsed = clock_.seconds();
       if (elapsed >= options_.solver.time_limit_seconds) return solve_status::time_limit;
       const bool settled = step(out, elapsed);
       const bool stop =
@@ -352,7 +348,7 @@ class routability_bisection {
     progress p;
     p.solves = out.solves;
     p.iterations = out.iterations;
-    p.elapsed_seconds = seconds_since(start_);
+    p.elapsed_seconds = clock_.seconds();
     if (objective_ == te_objective::concurrent_flow) {
       p.objective = std::min(1.0, lower_);
       p.bound = std::min(1.0, upper_);
@@ -368,7 +364,7 @@ class routability_bisection {
   const instance& inst_;
   te_objective objective_;
   const price_options& options_;
-  std::chrono::steady_clock::time_point start_;
+  popalloc::detail::stopwatch clock_;
   std::vector<double> split_;
   bundle_problem<double> problem_;
   Eigen::VectorXd capacity_;
@@ -390,8 +386,8 @@ inline result solve_price(const instance& inst, te_objective objective,
   if (!(options.solver.relative_gap > 0.0) || !std::isfinite(options.solver.relative_gap))
     throw invalid_options("relative gap must be a finite number > 0");
   if (options.max_solves < 1) throw invalid_options("max_solves must be >= 1");
-  const auto start = std::chrono::steady_clock::now();
-  if (objective == te_objective::total_flow) return detail::solve_total_flow(inst, options, start);
+  const popalloc::detail::stopwatch clock;
+  if (objective == te_objective::total_flow) return detail::solve_total_flow(inst, options, clock);
 
   // Non-separable objectives: bisection on the routable level a with certified bounds [L, U].
   result out;
@@ -407,13 +403,13 @@ inline result solve_price(const instance& inst, te_objective objective,
     out.bound = 0.0;
     out.relative_gap = 0.0;
     out.status = solve_status::converged;
-    out.seconds = detail::seconds_since(start);
+    out.seconds = clock.seconds();
     return out;
   }
-  detail::routability_bisection bisection(inst, objective, options, start, std::move(split));
+  detail::routability_bisection bisection(inst, objective, options, clock, std::move(split));
   out.status = bisection.run(out);
   bisection.finish(out);
-  out.seconds = detail::seconds_since(start);
+  out.seconds = clock.seconds();
   return out;
 }
 
