@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The exact summation behind the MPI backend's rank-count independence.
+// The exact summation behind the MPI backend's rank-count independence (mpi_sums::exact).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include <doctest/doctest.h>
 
-#include <popalloc/backend/mpi.hpp>
+#include <popalloc/detail/exact_sum.hpp>
 
 namespace {
 
