@@ -128,23 +128,7 @@ std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char**
   return popalloc_cli::parse_arguments(argc, argv, kOptions, usage_error);
 }
 
-long long parse_integer(std::string_view text, const std::string& option, long long minimum) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
-    usage_error(option + ": '" + std::string(text) + "' is not an integer");
-  if (value < minimum) usage_error(option + " must be >= " + std::to_string(minimum));
-  return value;
-}
-
-double parse_positive(std::string_view text, const std::string& option) {
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
-    usage_error(option + ": '" + std::string(text) + "' is not a number");
-  if (!(value > 0.0) || !std::isfinite(value)) usage_error(option + " must be finite and > 0");
-  return value;
-}
+const popalloc_cli::value_reader read_value{usage_error};
 
 using utility_variant = std::variant<popalloc::utility::linear, popalloc::utility::log,
                                      popalloc::utility::power, popalloc::utility::target_priority>;
@@ -244,8 +228,9 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   } else if (generate != nullptr) {
     const std::size_t comma = generate->find(',');
     if (comma == std::string::npos) usage_error("--generate expects N,M (jobs,resources)");
-    s.generator.jobs = parse_integer(generate->substr(0, comma), "--generate N", 1);
-    s.generator.resources = parse_integer(generate->substr(comma + 1), "--generate M", 1);
+    s.generator.jobs = read_value.integer<long long>(generate->substr(0, comma), "--generate N", 1);
+    s.generator.resources =
+        read_value.integer<long long>(generate->substr(comma + 1), "--generate M", 1);
     if (s.generator.jobs > std::numeric_limits<std::int32_t>::max() ||
         s.generator.resources > std::numeric_limits<std::int32_t>::max())
       usage_error("--generate: N and M must be below 2^31");
@@ -262,7 +247,7 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   }
   if (const std::string* seed = value_of("seed")) {
     if (!s.generate) usage_error("--seed only applies to --generate");
-    s.generator.seed = static_cast<std::uint64_t>(parse_integer(*seed, "--seed", 0));
+    s.generator.seed = read_value.integer<std::uint64_t>(*seed, "--seed", 0);
   }
   if (const std::string* prefix = value_of("write-instance")) {
     if (prefix->empty()) usage_error("--write-instance needs a non-empty PREFIX");
@@ -288,16 +273,18 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
     s.solvers = known;
   }
   if (const std::string* v = value_of("time-limit"))
-    s.time_limit = parse_positive(*v, "--time-limit");
-  if (const std::string* v = value_of("tolerance")) s.tolerance = parse_positive(*v, "--tolerance");
+    s.time_limit = read_value.number(*v, "--time-limit", popalloc_cli::above(0.0));
+  if (const std::string* v = value_of("tolerance"))
+    s.tolerance = read_value.number(*v, "--tolerance", popalloc_cli::above(0.0));
   // popalloc's objective is within --tolerance of the optimum (relative gap, objective measure):
   // agreement is never asked tighter than that.
   s.agreement = std::max(s.agreement, s.tolerance);
-  if (const std::string* v = value_of("agreement")) s.agreement = parse_positive(*v, "--agreement");
+  if (const std::string* v = value_of("agreement"))
+    s.agreement = read_value.number(*v, "--agreement", popalloc_cli::above(0.0));
   if (const std::string* v = value_of("threads"))
-    s.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
+    s.threads = read_value.integer(*v, "--threads", 0);
   if (const std::string* v = value_of("repeat"))
-    s.repeat = static_cast<int>(std::min<long long>(parse_integer(*v, "--repeat", 1), 1000));
+    s.repeat = read_value.integer(*v, "--repeat", 1, 1000);
   if (const std::string* v = value_of("json")) s.json_path = *v;
   if (const std::string* list = value_of("stop-early")) {
     std::stringstream stream(*list);
@@ -308,11 +295,12 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
       const std::string name = item.substr(0, equals);
       if (std::find(known.begin(), known.end(), name) == known.end())
         usage_error("--stop-early: unknown solver '" + name + "'");
-      s.stop_early[name] = parse_positive(item.substr(equals + 1), "--stop-early " + name);
+      s.stop_early[name] = read_value.number(item.substr(equals + 1), "--stop-early " + name,
+                                             popalloc_cli::above(0.0));
     }
   }
   if (const std::string* v = value_of("target-scale"))
-    s.target_scale = parse_positive(*v, "--target-scale");
+    s.target_scale = read_value.number(*v, "--target-scale", popalloc_cli::above(0.0));
   s.quiet = given.count("quiet") != 0;
   return s;
 }

@@ -7,18 +7,23 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdio>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -112,6 +117,78 @@ given_options parse_program_arguments(int argc, char** argv, const option_spec (
     usage_error("--quiet and --verbose cannot be combined");
   return given;
 }
+
+/// \brief The smallest value a number option accepts: `above(x)` excludes x, `at_least(x)`
+/// includes it.
+struct lower_bound {
+  double value;
+  bool inclusive;
+};
+constexpr lower_bound above(double value) { return {value, false}; }
+constexpr lower_bound at_least(double value) { return {value, true}; }
+/// Any finite number.
+constexpr lower_bound any_number{-std::numeric_limits<double>::infinity(), true};
+
+/// \brief Reads the values of numeric options. A value that is not a number of the asked kind,
+/// or lies outside the accepted range, goes to the program's usage error (as for
+/// parse_arguments), with the option's name and the range, so that every program words these
+/// errors alike: "--threads: 'x' is not an integer", "--pop must be >= 1",
+/// "--tolerance must be > 0".
+template <class UsageError>
+class value_reader {
+ public:
+  explicit value_reader(UsageError usage_error) : usage_error_(std::move(usage_error)) {}
+
+  /// A whole number (decimal digits, an optional '-') in [minimum, maximum].
+  template <class Integer>
+  Integer integer(std::string_view text, const std::string& option, Integer minimum,
+                  Integer maximum = std::numeric_limits<Integer>::max()) const {
+    static_assert(std::is_integral_v<Integer>);
+    Integer value{};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    const bool whole = !text.empty() && end == text.data() + text.size();
+    if (std::is_unsigned_v<Integer> && text.size() > 1 && text[0] == '-' &&
+        integer_text(text.substr(1)))
+      fail(option + " must be >= " + std::to_string(minimum));
+    if (error == std::errc::result_out_of_range && whole)
+      fail(option + " must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) +
+           "]");
+    if (error != std::errc() || !whole)
+      fail(option + ": '" + std::string(text) + "' is not an integer");
+    if (value < minimum) fail(option + " must be >= " + std::to_string(minimum));
+    if (value > maximum) fail(option + " must be <= " + std::to_string(maximum));
+    return value;
+  }
+
+  /// A finite decimal number ("2", "-0.5", "1e-3"; not "inf" or "nan") at or above `bound`.
+  double number(std::string_view text, const std::string& option, lower_bound bound) const {
+    double value = 0.0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() ||
+        !std::isfinite(value))
+      fail(option + ": '" + std::string(text) + "' is not a finite number");
+    if (bound.inclusive ? !(value >= bound.value) : !(value > bound.value)) {
+      std::string limit;
+      popalloc::io::json::append_number(limit, bound.value);
+      fail(option + (bound.inclusive ? " must be >= " : " must be > ") + limit);
+    }
+    return value;
+  }
+
+ private:
+  static bool integer_text(std::string_view digits) {
+    return !digits.empty() &&
+           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    usage_error_(what);
+    // A usage error must not return (parse_arguments); should one, the option is still refused.
+    throw popalloc::io::input_error(what);
+  }
+
+  UsageError usage_error_;
+};
 
 /// \brief The body of a program's main(): returns `run()`, and maps what it throws to one line
 /// on stderr, "PROGRAM: what", and the exit status of docs/output-format.md: 2 for a bad command

@@ -4,7 +4,6 @@
 // optionally under POP. `popalloc-lb --help` documents it; docs/load-balancing.md the method.
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +17,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <time.h>
 #include <utility>
 #include <vector>
@@ -121,29 +119,7 @@ std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char**
                                                /*dashes_end_value=*/true);
 }
 
-long long parse_integer(std::string_view text, const std::string& option, long long minimum,
-                        long long maximum) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
-    usage_error("--" + option + ": '" + std::string(text) + "' is not an integer");
-  if (value < minimum || value > maximum)
-    usage_error("--" + option + " must be in [" + std::to_string(minimum) + ", " +
-                std::to_string(maximum) + "] (got " + std::string(text) + ")");
-  return value;
-}
-
-double parse_number(std::string_view text, const std::string& option, double minimum,
-                    bool inclusive) {
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty() ||
-      !std::isfinite(value))
-    usage_error("--" + option + ": '" + std::string(text) + "' is not a finite number");
-  if (inclusive ? value < minimum : value <= minimum)
-    usage_error("--" + option + " must be " + (inclusive ? ">= " : "> ") + std::to_string(minimum));
-  return value;
-}
+const popalloc_cli::value_reader read_value{usage_error};
 
 struct settings {
   long long shards = 1024, servers = 128, rounds = 100, skip = 20, seed = 42;
@@ -181,31 +157,33 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
   // Far above POP's largest benchmark (16384 x 2048); the repair's work grows with the square
   // of the servers, so beyond these a run would not end in any useful time.
   constexpr long long kMaxShards = 10'000'000, kMaxServers = 100'000;
-  if (auto v = get("shards")) s.shards = parse_integer(*v, "shards", 1, kMaxShards);
-  if (auto v = get("servers")) s.servers = parse_integer(*v, "servers", 1, kMaxServers);
-  if (auto v = get("rounds")) s.rounds = parse_integer(*v, "rounds", 1, kMaxInt);
-  if (auto v = get("skip")) s.skip = parse_integer(*v, "skip", 0, kMaxInt);
+  if (auto v = get("shards")) s.shards = read_value.integer(*v, "--shards", 1LL, kMaxShards);
+  if (auto v = get("servers")) s.servers = read_value.integer(*v, "--servers", 1LL, kMaxServers);
+  if (auto v = get("rounds")) s.rounds = read_value.integer(*v, "--rounds", 1LL, kMaxInt);
+  if (auto v = get("skip")) s.skip = read_value.integer(*v, "--skip", 0LL, kMaxInt);
   if (auto v = get("seed"))
-    s.seed = parse_integer(*v, "seed", std::numeric_limits<long long>::min(),
-                           std::numeric_limits<long long>::max());
+    s.seed = read_value.integer(*v, "--seed", std::numeric_limits<long long>::min());
   if (auto v = get("solver")) {
     if (*v != "milp" && *v != "price" && *v != "greedy")
       usage_error("--solver must be milp, price or greedy (got '" + *v + "')");
     s.solver = *v;
   }
-  if (auto v = get("pop")) s.pop = static_cast<int>(parse_integer(*v, "pop", 1, kMaxInt));
-  if (auto v = get("epsilon")) s.epsilon = parse_number(*v, "epsilon", 0.0, true);
-  if (auto v = get("max-memory")) s.max_memory = parse_number(*v, "max-memory", 0.0, false);
-  if (auto v = get("mip-gap")) s.mip_gap = parse_number(*v, "mip-gap", 0.0, true);
+  if (auto v = get("pop")) s.pop = read_value.integer(*v, "--pop", 1);
+  if (auto v = get("epsilon"))
+    s.epsilon = read_value.number(*v, "--epsilon", popalloc_cli::at_least(0.0));
+  if (auto v = get("max-memory"))
+    s.max_memory = read_value.number(*v, "--max-memory", popalloc_cli::above(0.0));
+  if (auto v = get("mip-gap"))
+    s.mip_gap = read_value.number(*v, "--mip-gap", popalloc_cli::at_least(0.0));
   if (auto v = get("time-limit")) {
-    s.time_limit = parse_number(*v, "time-limit", 0.0, false);
+    s.time_limit = read_value.number(*v, "--time-limit", popalloc_cli::above(0.0));
     s.time_limit_given = true;
   }
   if (auto v = get("tolerance")) {
-    s.tolerance = parse_number(*v, "tolerance", 0.0, false);
+    s.tolerance = read_value.number(*v, "--tolerance", popalloc_cli::above(0.0));
     if (!(s.tolerance < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
   }
-  if (auto v = get("threads")) s.threads = static_cast<int>(parse_integer(*v, "threads", 0, 4096));
+  if (auto v = get("threads")) s.threads = read_value.integer(*v, "--threads", 0, 4096);
   if (auto v = get("milp-start")) {
     if (*v != "price" && *v != "none")
       usage_error("--milp-start must be price or none (got '" + *v + "')");

@@ -2,7 +2,6 @@
 // popalloc-schedule: heterogeneity-aware GPU cluster scheduling (Gavel's policies) on popalloc's
 // price-discovery solver, optionally with POP. `popalloc-schedule --help` documents the options.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -11,7 +10,6 @@
 #include <new>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -167,25 +165,6 @@ struct arguments {
   bool help = false, version = false;
 };
 
-template <class T>
-T parse_integer(std::string_view flag, std::string_view text, T low) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < low)
-    throw usage_error(std::string(flag) + ": expected a whole number >= " + std::to_string(low) +
-                      ", got '" + std::string(text) + "'");
-  return value;
-}
-
-double parse_real(std::string_view flag, std::string_view text) {
-  const std::string copy(text);
-  char* end = nullptr;
-  const double v = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(v))
-    throw usage_error(std::string(flag) + ": expected a number, got '" + copy + "'");
-  return v;
-}
-
 /// Largest --jobs: the policies hold a dense jobs x GPU-types model several times over, so far
 /// more would exhaust memory long before an answer; the limit fails fast instead.
 constexpr std::int64_t kMaxJobs = 10'000'000;
@@ -225,6 +204,8 @@ constexpr option_spec kOptions[] = {
   throw usage_error(what + " (see popalloc-schedule --help)");
 }
 
+const popalloc_cli::value_reader read_value{fail_usage};
+
 arguments parse_arguments(int argc, char** argv) {
   const popalloc_cli::given_options given =
       popalloc_cli::parse_program_arguments(argc, argv, kOptions, fail_usage);
@@ -240,12 +221,9 @@ arguments parse_arguments(int argc, char** argv) {
   if (const auto* v = value_of("cluster")) a.cluster = *v;
   if (const auto* v = value_of("trace")) a.trace = *v;
   if (const auto* v = value_of("jobs")) {
-    a.jobs = parse_integer<std::int64_t>("--jobs", *v, 1);
-    if (a.jobs > kMaxJobs)
-      throw usage_error("--jobs must be <= " + std::to_string(kMaxJobs) + ", got " +
-                        std::to_string(a.jobs));
+    a.jobs = read_value.integer<std::int64_t>(*v, "--jobs", 1, kMaxJobs);
   }
-  if (const auto* v = value_of("seed")) a.seed = parse_integer<std::uint64_t>("--seed", *v, 0);
+  if (const auto* v = value_of("seed")) a.seed = read_value.integer<std::uint64_t>(*v, "--seed", 0);
   if (has("single-gpu") && has("multi-gpu"))
     throw usage_error("--single-gpu and --multi-gpu cannot be combined");
   a.single_gpu = has("single-gpu");
@@ -253,8 +231,7 @@ arguments parse_arguments(int argc, char** argv) {
   a.slos = has("slo");
   a.slo_floors = !has("no-slo-floors");
   if (const auto* v = value_of("jobs-per-hour")) {
-    a.jobs_per_hour = parse_real("--jobs-per-hour", *v);
-    if (!(a.jobs_per_hour > 0.0)) throw usage_error("--jobs-per-hour must be > 0");
+    a.jobs_per_hour = read_value.number(*v, "--jobs-per-hour", popalloc_cli::above(0.0));
   }
   if (const auto* v = value_of("policy")) a.policy = *v;
   a.agnostic = has("heterogeneity-agnostic");
@@ -262,27 +239,24 @@ arguments parse_arguments(int argc, char** argv) {
     throw usage_error("--water-filling and --no-water-filling cannot be combined");
   a.water_filling = !has("no-water-filling");
   if (const auto* v = value_of("class-lp-max-classes"))
-    a.class_lp_max_classes = parse_integer<int>("--class-lp-max-classes", *v, 0);
+    a.class_lp_max_classes = read_value.integer(*v, "--class-lp-max-classes", 0);
   if (const auto* v = value_of("gpu-cost")) a.gpu_cost = *v;
   if (const auto* v = value_of("tolerance")) {
-    a.tolerance = parse_real("--tolerance", *v);
-    if (!(a.tolerance > 0.0 && a.tolerance < 0.1))
-      throw usage_error("--tolerance must be in (0, 0.1)");
+    a.tolerance = read_value.number(*v, "--tolerance", popalloc_cli::above(0.0));
+    if (!(a.tolerance < 0.1)) throw usage_error("--tolerance must be in (0, 0.1)");
   }
-  if (const auto* v = value_of("threads")) a.threads = parse_integer<int>("--threads", *v, 0);
+  if (const auto* v = value_of("threads")) a.threads = read_value.integer(*v, "--threads", 0);
   if (const auto* v = value_of("time-limit")) {
-    a.time_limit = parse_real("--time-limit", *v);
-    if (!(a.time_limit > 0.0)) throw usage_error("--time-limit must be > 0");
+    a.time_limit = read_value.number(*v, "--time-limit", popalloc_cli::above(0.0));
   }
-  if (const auto* v = value_of("pop")) a.pop = parse_integer<int>("--pop", *v, 1);
+  if (const auto* v = value_of("pop")) a.pop = read_value.integer(*v, "--pop", 1);
   if (const auto* v = value_of("pop-seed"))
-    a.pop_seed = parse_integer<std::uint64_t>("--pop-seed", *v, 0);
+    a.pop_seed = read_value.integer<std::uint64_t>(*v, "--pop-seed", 0);
   if (const auto* v = value_of("pop-strategy")) a.pop_strategy = *v;
   a.compare_full = has("compare-full");
   a.space_sharing = has("space-sharing");
   if (const auto* v = value_of("pair-threshold")) {
-    a.pair_threshold = parse_real("--pair-threshold", *v);
-    if (!(a.pair_threshold >= 0.0)) throw usage_error("--pair-threshold must be >= 0");
+    a.pair_threshold = read_value.number(*v, "--pair-threshold", popalloc_cli::at_least(0.0));
   }
   if (const auto* v = value_of("output")) {
     a.output = *v;
@@ -374,8 +348,8 @@ std::vector<double> parse_costs(const std::string& text, const pc::gpu_cluster& 
     if (w < 0)
       throw usage_error("--gpu-cost: GPU type '" + item.substr(0, colon) +
                         "' is not in the cluster");
-    const double v = parse_real("--gpu-cost", item.substr(colon + 1));
-    if (!(v > 0.0)) throw usage_error("--gpu-cost: prices must be > 0");
+    const double v =
+        read_value.number(item.substr(colon + 1), "--gpu-cost " + item, popalloc_cli::above(0.0));
     cost[static_cast<std::size_t>(w)] = v;
     if (comma == std::string::npos) break;
     start = comma + 1;

@@ -3,17 +3,14 @@
 // through Gavel's round-based mechanism, over a Gavel trace or a generated Poisson stream, and
 // reports job completion times. `popalloc-simulate --help` documents the options.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <limits>
 #include <map>
 #include <new>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -161,32 +158,12 @@ given_options parse_arguments(int argc, char** argv) {
   return popalloc_cli::parse_program_arguments(argc, argv, kOptions, usage_error);
 }
 
-long long parse_integer(std::string_view text, const std::string& option, long long minimum,
-                        long long maximum = std::numeric_limits<int>::max()) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size())
-    usage_error(option + ": '" + std::string(text) + "' is not an integer");
-  if (value < minimum) usage_error(option + " must be >= " + std::to_string(minimum));
-  if (value > maximum) usage_error(option + " must be <= " + std::to_string(maximum));
-  return value;
-}
+const popalloc_cli::value_reader read_value{usage_error};
 
 std::string json_number(double value) {
   std::string out;
   json::append_number(out, value);
   return out;
-}
-
-double parse_number(std::string_view text, const std::string& option, double minimum, bool strict) {
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() ||
-      !std::isfinite(value))
-    usage_error(option + ": '" + std::string(text) + "' is not a finite number");
-  if (strict ? !(value > minimum) : !(value >= minimum))
-    usage_error(option + " must be " + (strict ? "> " : ">= ") + json_number(minimum));
-  return value;
 }
 
 struct settings {
@@ -222,11 +199,10 @@ settings interpret(const given_options& given) {
         usage_error(std::string("--") + generator_only + " is for generated jobs, not --trace");
   }
   if (const auto* v = value_of("arrival-rate"))
-    s.arrival_rate = parse_number(*v, "--arrival-rate", 0.0, true);
-  if (const auto* v = value_of("jobs")) s.jobs = parse_integer(*v, "--jobs", 1, 100'000'000);
-  if (const auto* v = value_of("seed"))
-    s.seed = static_cast<std::uint64_t>(
-        parse_integer(*v, "--seed", 0, std::numeric_limits<long long>::max()));
+    s.arrival_rate = read_value.number(*v, "--arrival-rate", popalloc_cli::above(0.0));
+  if (const auto* v = value_of("jobs"))
+    s.jobs = read_value.integer<long long>(*v, "--jobs", 1, 100'000'000);
+  if (const auto* v = value_of("seed")) s.seed = read_value.integer<std::uint64_t>(*v, "--seed", 0);
   if (given.count("multi-gpu") != 0 && given.count("single-gpu") != 0)
     usage_error("--multi-gpu and --single-gpu cannot be combined");
   s.multi_gpu = given.count("multi-gpu") != 0;
@@ -263,41 +239,41 @@ settings interpret(const given_options& given) {
     std::fprintf(stderr,
                  "popalloc-simulate: warning: --water-filling only applies to --policy "
                  "max-min-fairness\n");
-  if (const auto* v = value_of("pop"))
-    s.policy.pop_parts = static_cast<int>(parse_integer(*v, "--pop", 1));
+  if (const auto* v = value_of("pop")) s.policy.pop_parts = read_value.integer(*v, "--pop", 1);
   if (const auto* v = value_of("tolerance")) {
-    s.policy.tolerance = parse_number(*v, "--tolerance", 0.0, true);
+    s.policy.tolerance = read_value.number(*v, "--tolerance", popalloc_cli::above(0.0));
     if (!(s.policy.tolerance < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
   }
   if (const auto* v = value_of("threads"))
-    s.policy.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
+    s.policy.threads = read_value.integer(*v, "--threads", 0);
   if (const auto* v = value_of("time-limit"))
-    s.policy.time_limit_seconds = parse_number(*v, "--time-limit", 0.0, true);
+    s.policy.time_limit_seconds = read_value.number(*v, "--time-limit", popalloc_cli::above(0.0));
   if (const auto* v = value_of("round-seconds")) {
-    s.simulator.round_seconds = parse_number(*v, "--round-seconds", 0.0, true);
+    s.simulator.round_seconds = read_value.number(*v, "--round-seconds", popalloc_cli::above(0.0));
     if (!(s.simulator.round_seconds >= kMinRoundSeconds && s.simulator.round_seconds <= 1e9))
       usage_error("--round-seconds must be in [" + json_number(kMinRoundSeconds) + ", 1e9]");
   }
   if (const auto* v = value_of("min-reset-seconds"))
-    s.simulator.min_seconds_between_resets = parse_number(*v, "--min-reset-seconds", 0.0, false);
+    s.simulator.min_seconds_between_resets =
+        read_value.number(*v, "--min-reset-seconds", popalloc_cli::at_least(0.0));
   int per_server = 4;
   if (const auto* v = value_of("gpus-per-server"))
-    per_server = static_cast<int>(parse_integer(*v, "--gpus-per-server", 1));
+    per_server = read_value.integer(*v, "--gpus-per-server", 1);
   s.simulator.gpus_per_server.assign(1, per_server);  // expanded once the cluster is known
   if (const auto* v = value_of("window")) {
     const std::size_t colon = v->find(':');
     if (colon == std::string::npos) usage_error("--window expects FIRST:LAST (job ids)");
-    s.simulator.window_first =
-        parse_integer(std::string_view(*v).substr(0, colon), "--window FIRST", 0,
-                      std::numeric_limits<long long>::max());
-    s.simulator.window_last = parse_integer(std::string_view(*v).substr(colon + 1), "--window LAST",
-                                            0, std::numeric_limits<long long>::max());
+    s.simulator.window_first = read_value.integer<std::int64_t>(
+        std::string_view(*v).substr(0, colon), "--window FIRST", 0);
+    s.simulator.window_last = read_value.integer<std::int64_t>(
+        std::string_view(*v).substr(colon + 1), "--window LAST", 0);
     if (s.simulator.window_last <= s.simulator.window_first)
       usage_error("--window FIRST:LAST needs FIRST < LAST");
     s.window = true;
   }
   if (const auto* v = value_of("max-hours")) {
-    s.simulator.max_simulated_seconds = 3600.0 * parse_number(*v, "--max-hours", 0.0, true);
+    s.simulator.max_simulated_seconds =
+        3600.0 * read_value.number(*v, "--max-hours", popalloc_cli::above(0.0));
     if (!(s.simulator.max_simulated_seconds <= pc::max_trace_seconds))
       usage_error("--max-hours must be <= " + json_number(pc::max_trace_seconds / 3600.0));
   }

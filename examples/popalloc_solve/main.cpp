@@ -187,29 +187,7 @@ std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char**
   return popalloc_cli::parse_program_arguments(argc, argv, kOptions, usage_error);
 }
 
-long long parse_integer(std::string_view text, const std::string& option, long long minimum) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
-    usage_error(option + ": '" + std::string(text) + "' is not an integer");
-  if (value < minimum) usage_error(option + " must be >= " + std::to_string(minimum));
-  return value;
-}
-
-int parse_int(std::string_view text, const std::string& option, int minimum) {
-  const long long value = parse_integer(text, option, minimum);
-  if (value > std::numeric_limits<int>::max()) usage_error(option + " is too large");
-  return static_cast<int>(value);
-}
-
-double parse_positive(std::string_view text, const std::string& option) {
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
-    usage_error(option + ": '" + std::string(text) + "' is not a number");
-  if (!(value > 0.0)) usage_error(option + " must be > 0");
-  return value;
-}
+const popalloc_cli::value_reader read_value{usage_error};
 
 using utility_variant = std::variant<popalloc::utility::linear, popalloc::utility::log,
                                      popalloc::utility::power, popalloc::utility::target_priority>;
@@ -290,8 +268,10 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
     if (generate != nullptr) {
       const std::size_t comma = generate->find(',');
       if (comma == std::string::npos) usage_error("--generate expects N,M (jobs,resources)");
-      result.generator.jobs = parse_integer(generate->substr(0, comma), "--generate N", 1);
-      result.generator.resources = parse_integer(generate->substr(comma + 1), "--generate M", 1);
+      result.generator.jobs =
+          read_value.integer<long long>(generate->substr(0, comma), "--generate N", 1);
+      result.generator.resources =
+          read_value.integer<long long>(generate->substr(comma + 1), "--generate M", 1);
       if (result.generator.jobs > std::numeric_limits<std::int32_t>::max() ||
           result.generator.resources > std::numeric_limits<std::int32_t>::max())
         usage_error("--generate: N and M must be below 2^31");
@@ -313,7 +293,7 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   if (const std::string* seed = value_of("seed")) {
     if (!result.generate && given.count("pop") == 0)
       usage_error("--seed only applies to --generate and --pop");
-    result.generator.seed = static_cast<std::uint64_t>(parse_integer(*seed, "--seed", 0));
+    result.generator.seed = read_value.integer<std::uint64_t>(*seed, "--seed", 0);
     result.pop_seed = result.generator.seed;
   }
   if (const std::string* prefix = value_of("write-instance")) {
@@ -322,16 +302,18 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   }
   if (const std::string* utility = value_of("utility")) result.utility = parse_utility(*utility);
   if (const std::string* tolerance = value_of("tolerance")) {
-    result.options.relative_gap = parse_positive(*tolerance, "--tolerance");
+    result.options.relative_gap =
+        read_value.number(*tolerance, "--tolerance", popalloc_cli::above(0.0));
     if (!(result.options.relative_gap < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
   }
   if (const std::string* gap = value_of("gap")) result.options.gap = parse_gap_measure(*gap);
   if (const std::string* iterations = value_of("max-iterations"))
-    result.options.max_iterations = parse_int(*iterations, "--max-iterations", 1);
+    result.options.max_iterations = read_value.integer(*iterations, "--max-iterations", 1);
   if (const std::string* limit = value_of("time-limit"))
-    result.options.time_limit_seconds = parse_positive(*limit, "--time-limit");
+    result.options.time_limit_seconds =
+        read_value.number(*limit, "--time-limit", popalloc_cli::above(0.0));
   if (const std::string* threads = value_of("threads"))
-    result.options.threads = parse_int(*threads, "--threads", 0);
+    result.options.threads = read_value.integer(*threads, "--threads", 0);
   if (const std::string* backend = value_of("backend")) {
     if (*backend == "thrust") {
       if (!POPALLOC_SOLVE_WITH_THRUST)
@@ -344,7 +326,7 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
     }
   }
   if (const std::string* pop = value_of("pop")) {
-    result.pop_parts = parse_int(*pop, "--pop", 1);
+    result.pop_parts = read_value.integer(*pop, "--pop", 1);
     if (result.generate && result.pop_parts > result.generator.jobs)
       usage_error("--pop " + *pop + " asks for more parts than the " +
                   std::to_string(result.generator.jobs) + " jobs");
@@ -845,7 +827,8 @@ int run_rank(int argc, char** argv, int rank, int ranks) {
       }
     } else {
       if (const auto timeout = given.find("mpi-timeout"); timeout != given.end())
-        where.timeout_seconds = parse_positive(timeout->second, "--mpi-timeout");
+        where.timeout_seconds =
+            read_value.number(timeout->second, "--mpi-timeout", popalloc_cli::above(0.0));
       if (const auto sums = given.find("mpi-sums"); sums != given.end()) {
         if (sums->second == "exact") {
           where.sums = popalloc::backend::mpi_sums::exact;

@@ -3,19 +3,16 @@
 // file, solved by popalloc's price-discovery core or exactly by COIN-OR CLP, optionally with POP.
 // `popalloc-te --help` documents the options; docs/traffic-engineering.md the method.
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <limits>
 #include <map>
 #include <new>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -114,27 +111,7 @@ std::map<std::string, std::string, std::less<>> parse_arguments(int argc, char**
   return popalloc_cli::parse_program_arguments(argc, argv, kOptions, usage_error);
 }
 
-long long parse_integer(std::string_view text, const std::string& option, long long minimum) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
-    usage_error(option + ": '" + std::string(text) + "' is not an integer");
-  if (value < minimum) usage_error(option + " must be >= " + std::to_string(minimum));
-  if (value > std::numeric_limits<int>::max() && option != "--seed")
-    usage_error(option + " is too large");
-  return value;
-}
-
-double parse_number(std::string_view text, const std::string& option, bool allow_zero) {
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty() ||
-      !std::isfinite(value))
-    usage_error(option + ": '" + std::string(text) + "' is not a finite number");
-  if (allow_zero ? value < 0.0 : !(value > 0.0))
-    usage_error(option + (allow_zero ? " must be >= 0" : " must be > 0"));
-  return value;
-}
+const popalloc_cli::value_reader read_value{usage_error};
 
 struct settings {
   std::string topology_path;  // empty: embedded B4
@@ -161,22 +138,21 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   try {
     if (const auto* v = value_of("topology")) s.topology_path = *v;
     if (const auto* v = value_of("default-capacity")) {
-      s.default_capacity = parse_number(*v, "--default-capacity", true);
+      s.default_capacity = read_value.number(*v, "--default-capacity", popalloc_cli::at_least(0.0));
       if (!popalloc::detail::in_value_range(s.default_capacity))
         usage_error(std::string("--default-capacity must be ") +
                     popalloc::detail::value_range_text());
     }
     if (const auto* v = value_of("traffic")) s.traffic = te::parse_traffic_model(*v);
     if (const auto* v = value_of("scale")) {
-      s.scale = parse_number(*v, "--scale", false);
+      s.scale = read_value.number(*v, "--scale", popalloc_cli::above(0.0));
       if (!popalloc::detail::in_value_range(s.scale))
         usage_error(std::string("--scale must be ") +
                     popalloc::detail::positive_value_range_text());
     }
     if (const auto* v = value_of("seed"))
-      s.seed = static_cast<std::uint64_t>(parse_integer(*v, "--seed", 0));
-    if (const auto* v = value_of("paths"))
-      s.paths.k = static_cast<int>(parse_integer(*v, "--paths", 1));
+      s.seed = read_value.integer<std::uint64_t>(*v, "--seed", 0);
+    if (const auto* v = value_of("paths")) s.paths.k = read_value.integer(*v, "--paths", 1);
     if (const auto* v = value_of("path-method")) {
       if (*v == "edge-disjoint")
         s.paths.method = te::path_method::edge_disjoint;
@@ -193,21 +169,21 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
         usage_error("--solver must be price or lp, not '" + *v + "'");
     }
     if (const auto* v = value_of("tolerance")) {
-      s.price.solver.relative_gap = parse_number(*v, "--tolerance", false);
+      s.price.solver.relative_gap = read_value.number(*v, "--tolerance", popalloc_cli::above(0.0));
       if (!(s.price.solver.relative_gap < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
     }
     if (const auto* v = value_of("max-iterations"))
-      s.price.solver.max_iterations = static_cast<int>(parse_integer(*v, "--max-iterations", 1));
+      s.price.solver.max_iterations = read_value.integer(*v, "--max-iterations", 1);
     if (const auto* v = value_of("time-limit"))
-      s.price.solver.time_limit_seconds = parse_number(*v, "--time-limit", false);
+      s.price.solver.time_limit_seconds =
+          read_value.number(*v, "--time-limit", popalloc_cli::above(0.0));
     if (const auto* v = value_of("threads")) {
-      s.price.solver.threads = static_cast<int>(parse_integer(*v, "--threads", 0));
+      s.price.solver.threads = read_value.integer(*v, "--threads", 0);
       s.paths.threads = s.price.solver.threads;
     }
-    if (const auto* v = value_of("pop"))
-      s.pop_parts = static_cast<int>(parse_integer(*v, "--pop", 1));
+    if (const auto* v = value_of("pop")) s.pop_parts = read_value.integer(*v, "--pop", 1);
     if (const auto* v = value_of("split-fraction")) {
-      s.split_fraction = parse_number(*v, "--split-fraction", true);
+      s.split_fraction = read_value.number(*v, "--split-fraction", popalloc_cli::at_least(0.0));
       // POP's fraction of extra pieces: above 1 the commodities multiply without bound.
       if (!(s.split_fraction <= 1.0)) usage_error("--split-fraction must be in [0, 1]");
       if (s.pop_parts == 1) warn("--split-fraction does nothing without --pop K > 1");

@@ -760,7 +760,7 @@ if ((${#OTHERS[@]} == 4)); then
     --split-fraction 1e9
   refused "lb: 8 shards on 4000 servers" "--servers (4000) must be <= --shards (8)" "$LB" \
     --shards 8 --servers 4000
-  refused "lb: 1e6 servers" "--servers must be in" "$LB" --shards 8 --servers 1000000
+  refused "lb: 1e6 servers" "--servers must be <= 100000" "$LB" --shards 8 --servers 1000000
   refused "lb: an LP with 20000 columns" "more than 16384" "$LB" --shards 20000 --servers 20000
   refused "simulate: --round-seconds 1e-9" "--round-seconds must be in" "$SIMULATE" \
     --round-seconds 1e-9

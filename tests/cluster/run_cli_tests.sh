@@ -222,7 +222,7 @@ expect_code 2 "must be positive" --cluster v100:0
 expect_code 2 "unknown policy" --policy las
 expect_code 2 "cannot open" --trace "$scratch/missing.trace"
 expect_code 2 "either --trace or --jobs" --trace "$data/traces/small_test.trace" --jobs 4
-expect_code 2 "expected a whole number" --jobs many
+expect_code 2 "--jobs: 'many' is not an integer" --jobs many
 expect_code 2 "unknown option" --frobnicate
 expect_code 2 "cannot be combined" --single-gpu --multi-gpu
 expect_code 2 "cannot be combined" --water-filling --no-water-filling

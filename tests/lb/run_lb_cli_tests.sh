@@ -191,11 +191,11 @@ bad() {
 }
 bad "unknown option" "unknown option '--frobnicate'" --frobnicate 3
 bad "unknown solver" "--solver must be milp, price or greedy" --solver cplex
-bad "zero shards" "--shards must be in" --shards 0
+bad "zero shards" "--shards must be >= 1" --shards 0
 bad "non-numeric servers" "'abc' is not an integer" --servers abc
 bad "skip >= rounds" "--skip (20) must be < --rounds (5)" --rounds 5
 bad "pop > servers" "--pop (16) must be <= --servers (8)" --servers 8 --shards 16 --pop 16
-bad "pop zero" "--pop must be in" --pop 0
+bad "pop zero" "--pop must be >= 1" --pop 0
 bad "negative mip gap" "--mip-gap must be >= 0" --mip-gap -1
 bad "nan epsilon" "is not a finite number" --epsilon nan
 bad "too many shards for memory" "the shards do not fit" --shards 100 --servers 2
