@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief What every policy of cluster/policies.hpp shares: the outcome of one policy solve, the
+/// jobs it considers, the core solver's options, progress reports and the policy's objective.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "popalloc/cluster/instance.hpp"
+#include "popalloc/cluster/level_bisection.hpp"
+#include "popalloc/cluster/policy.hpp"
+#include "popalloc/options.hpp"
+#include "popalloc/result.hpp"
+#include "popalloc/status.hpp"
+
+namespace popalloc::cluster::detail {
+
+/// What one policy solve on one (sub-)instance produces.
+struct policy_outcome {
+  Eigen::MatrixXd x;  ///< n x m
+  double objective = std::numeric_limits<double>::quiet_NaN();
+  double bound = std::numeric_limits<double>::quiet_NaN();
+  solve_status status = solve_status::converged;
+  int solves = 0;
+  int levels = 0;
+  Eigen::VectorXd prices;
+  bool slo_floors_dropped = false;
+  std::int64_t classes = 0;  ///< classes of the exact class solve (0: the core path)
+  int simplex_runs = 0;
+};
+
+inline double inf() { return std::numeric_limits<double>::infinity(); }
+
+/// Indices of the jobs the optimisation policies consider (schedulable, and with work left for
+/// makespan / finish-time fairness).
+inline std::vector<Eigen::Index> active_jobs(const instance& in, bool needs_work) {
+  std::vector<Eigen::Index> out;
+  for (Eigen::Index i = 0; i < in.jobs(); ++i)
+    if (in.schedulable[static_cast<std::size_t>(i)] && (!needs_work || in.remaining[i] > 0.0))
+      out.push_back(i);
+  return out;
+}
+
+inline Eigen::MatrixXd rows_of(const Eigen::MatrixXd& a, const std::vector<Eigen::Index>& rows) {
+  Eigen::MatrixXd out(static_cast<Eigen::Index>(rows.size()), a.cols());
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    out.row(static_cast<Eigen::Index>(r)) = a.row(rows[r]);
+  return out;
+}
+inline Eigen::VectorXd rows_of(const Eigen::VectorXd& a, const std::vector<Eigen::Index>& rows) {
+  Eigen::VectorXd out(static_cast<Eigen::Index>(rows.size()));
+  for (std::size_t r = 0; r < rows.size(); ++r) out[static_cast<Eigen::Index>(r)] = a[rows[r]];
+  return out;
+}
+
+inline solver_options core_options(const policy_options& o, int threads) {
+  solver_options s;
+  s.threads = threads;
+  s.max_iterations = 200;
+  s.relative_gap = o.tolerance;
+  return s;
+}
+
+/// Sends a report to o.progress, if set.
+inline void report(const policy_options& o, const char* stage, int core_solves,
+                   int water_filling_levels, double lower, double upper, double relative_gap) {
+  if (!o.progress) return;
+  policy_progress p;
+  p.stage = stage;
+  p.core_solves = core_solves;
+  p.water_filling_levels = water_filling_levels;
+  p.lower = lower;
+  p.upper = upper;
+  p.relative_gap = relative_gap;
+  o.progress(p);
+}
+
+/// A level search's report after each probe, counting the solves `out` holds from before it.
+inline std::function<void(const level_solution&)> level_reporter(const policy_options& o,
+                                                                 const char* stage,
+                                                                 const policy_outcome& out) {
+  if (!o.progress) return {};
+  return [&o, stage, &out](const level_solution& s) {
+    const double gap =
+        s.upper > 0.0 ? (s.upper - s.level) / s.upper : std::numeric_limits<double>::quiet_NaN();
+    report(o, stage, out.solves + s.solves, out.levels, s.level, s.upper, gap);
+  };
+}
+
+/// The progress callback of a separable policy's core solves: every iteration to o.progress.
+inline progress_callback solve_reporter(const policy_options& o, const policy_outcome& out) {
+  if (!o.progress) return {};
+  return [&o, &out](const progress& s) {
+    report(o, "solve", out.solves, 0, s.primal_objective, s.dual_bound, s.relative_gap);
+    return callback_action::proceed;
+  };
+}
+
+/// The n-row allocation with the rows of `sub` at `rows` and zeros elsewhere (undoes rows_of).
+inline Eigen::MatrixXd scatter_rows(const Eigen::MatrixXd& sub,
+                                    const std::vector<Eigen::Index>& rows, Eigen::Index n) {
+  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(n, sub.cols());
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    x.row(rows[r]) = sub.row(static_cast<Eigen::Index>(r));
+  return x;
+}
+
+/// The policy's objective for allocation x (model throughputs, schedulable jobs).
+inline double policy_objective(const instance& in, const policy_options& o,
+                               const Eigen::MatrixXd& x) {
+  const Eigen::Index n = in.jobs();
+  double out = 0.0;
+  switch (o.policy) {
+    case policy_kind::proportional_fairness:
+      for (Eigen::Index i = 0; i < n; ++i)
+        if (in.schedulable[static_cast<std::size_t>(i)])
+          out += in.weight[i] *
+                 std::log(in.model_throughput.row(i).dot(x.row(i)) / in.proportional[i]);
+      return out;
+    case policy_kind::max_throughput:
+      for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index w = 0; w < in.types(); ++w)
+          out += in.model_throughput(i, w) * x(i, w) /
+                 (o.gpu_cost.empty() ? 1.0 : o.gpu_cost[static_cast<std::size_t>(w)]);
+      return out;
+    case policy_kind::min_makespan:
+      for (Eigen::Index i = 0; i < n; ++i) {
+        if (!in.schedulable[static_cast<std::size_t>(i)] || !(in.remaining[i] > 0.0)) continue;
+        const double et = in.model_throughput.row(i).dot(x.row(i));
+        out = std::max(out, et > 0.0 ? in.remaining[i] / et : inf());
+      }
+      return out;
+    case policy_kind::finish_time_fairness:
+      for (Eigen::Index i = 0; i < n; ++i) {
+        if (!in.schedulable[static_cast<std::size_t>(i)] || !(in.remaining[i] > 0.0)) continue;
+        const double et = in.model_throughput.row(i).dot(x.row(i));
+        const double d = in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
+        out = std::max(out, et > 0.0 ? (in.elapsed[i] + in.remaining[i] / et) / d : inf());
+      }
+      return out;
+    case policy_kind::max_min_fairness:
+    case policy_kind::isolated:
+    case policy_kind::fifo:
+      break;
+  }
+  out = inf();
+  for (Eigen::Index i = 0; i < n; ++i)
+    if (in.schedulable[static_cast<std::size_t>(i)])
+      out = std::min(out, in.scale[i] * in.model_throughput.row(i).dot(x.row(i)) /
+                              (in.weight[i] * in.proportional[i]));
+  return out;
+}
+
+}  // namespace popalloc::cluster::detail
