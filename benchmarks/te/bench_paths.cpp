@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <popalloc/random.hpp>
-#include <popalloc/te/all.hpp>
+#include <popalloc/te.hpp>
 
 namespace te = popalloc::te;
 

@@ -25,7 +25,7 @@
 
 #include <popalloc/io/atomic_file.hpp>
 #include <popalloc/io/input_error.hpp>
-#include <popalloc/lb/lb.hpp>
+#include <popalloc/lb.hpp>
 
 #include "../common/command_line.hpp"
 #include "milp_cbc.hpp"

@@ -20,7 +20,7 @@
 #include <popalloc/io/input_error.hpp>
 #include <popalloc/io/json.hpp>
 #include <popalloc/io/text_file.hpp>
-#include <popalloc/te/all.hpp>
+#include <popalloc/te.hpp>
 #include <popalloc/value_range.hpp>
 
 #include "../common/command_line.hpp"

@@ -214,9 +214,9 @@ dense_problem<Scalar> sample_jobs(const popalloc_python::dense_ref<Scalar>& p,
 }  // namespace popalloc::detail
 
 #include "popalloc/cluster/policies.hpp"
-#include "popalloc/lb/lb.hpp"
+#include "popalloc/lb.hpp"
 #include "popalloc/popalloc.hpp"
-#include "popalloc/te/all.hpp"
+#include "popalloc/te.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;

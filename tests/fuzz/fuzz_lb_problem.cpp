@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include <popalloc/lb/lb.hpp>
+#include <popalloc/lb.hpp>
 
 #include "fuzz_input.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <doctest/doctest.h>
 
-#include <popalloc/lb/lb.hpp>
+#include <popalloc/lb.hpp>
 
 #include "lb/lb_check.hpp"
 #include "milp_cbc.hpp"

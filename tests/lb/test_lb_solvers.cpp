@@ -8,7 +8,7 @@
 
 #include <doctest/doctest.h>
 
-#include <popalloc/lb/lb.hpp>
+#include <popalloc/lb.hpp>
 
 #include "lb/lb_check.hpp"
 

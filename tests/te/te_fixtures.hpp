@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <popalloc/te/all.hpp>
+#include <popalloc/te.hpp>
 
 namespace te_test {
 

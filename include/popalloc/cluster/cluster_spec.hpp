@@ -103,7 +103,7 @@ inline gpu_cluster parse_cluster(std::string_view spec,
   if (spec.find(',') == std::string_view::npos &&
       spec.find_first_not_of("0123456789:") == std::string_view::npos) {
     // Gavel's shorthand v100:p100:k80.
-    static const char* const kGavelOrder[] = {"v100", "p100", "k80"};
+    static const char* const gavel_order[] = {"v100", "p100", "k80"};
     std::size_t start = 0;
     for (int w = 0; w < 3; ++w) {
       const std::size_t colon = spec.find(':', start);
@@ -112,8 +112,8 @@ inline gpu_cluster parse_cluster(std::string_view spec,
                               "' must have exactly three counts (v100:p100:k80)");
       const std::string_view part = spec.substr(
           start, colon == std::string_view::npos ? std::string_view::npos : colon - start);
-      out.types.emplace_back(kGavelOrder[w]);
-      out.counts.push_back(detail::parse_count(part, kGavelOrder[w]));
+      out.types.emplace_back(gavel_order[w]);
+      out.counts.push_back(detail::parse_count(part, gavel_order[w]));
       start = colon + 1;
     }
   } else {

@@ -32,17 +32,17 @@ namespace detail {
 /// the process that made the file: a forked child (popalloc-lb runs CBC in one) that dies on a
 /// signal must not remove its parent's files.
 struct temporary_registry {
-  static constexpr int kSlots = 64;
-  static constexpr std::size_t kPathBytes = 4096;
-  char paths[kSlots][kPathBytes];
-  pid_t owner[kSlots];
-  volatile std::sig_atomic_t used[kSlots];
+  static constexpr int slots = 64;
+  static constexpr std::size_t path_bytes = 4096;
+  char paths[slots][path_bytes];
+  pid_t owner[slots];
+  volatile std::sig_atomic_t used[slots];
 };
 inline temporary_registry temporaries{};
 
 /// The signals whose default action ends the process; a temporary file is removed before any of
 /// them does.
-inline constexpr int kTerminatingSignals[] = {
+inline constexpr int terminating_signals[] = {
     SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU,  SIGXFSZ,
     SIGABRT, SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGTRAP, SIGSYS,  SIGPROF, SIGVTALRM};
 
@@ -52,7 +52,7 @@ inline constexpr int kTerminatingSignals[] = {
 /// own signal handler calls it before it ends the process.
 inline void remove_temporary_files() noexcept {
   const pid_t self = ::getpid();
-  for (int k = 0; k < detail::temporary_registry::kSlots; ++k)
+  for (int k = 0; k < detail::temporary_registry::slots; ++k)
     if (detail::temporaries.used[k] != 0 && detail::temporaries.owner[k] == self)
       ::unlink(detail::temporaries.paths[k]);
 }
@@ -75,7 +75,7 @@ inline void remove_temporaries_and_die(int signal_number) {
 /// a program's own handlers and ignored signals are left alone. Checked at every temporary file
 /// (a few system calls), so a default action restored since the last one is covered too.
 inline void install_cleanup_handlers() {
-  for (const int signal_number : kTerminatingSignals) {
+  for (const int signal_number : terminating_signals) {
     struct sigaction current {};
     if (::sigaction(signal_number, nullptr, &current) != 0) continue;
     if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) continue;
@@ -88,8 +88,8 @@ inline void install_cleanup_handlers() {
 }
 
 inline int register_temporary(const std::string& path) {
-  if (path.size() >= temporary_registry::kPathBytes) return -1;
-  for (int k = 0; k < temporary_registry::kSlots; ++k) {
+  if (path.size() >= temporary_registry::path_bytes) return -1;
+  for (int k = 0; k < temporary_registry::slots; ++k) {
     if (temporaries.used[k] != 0) continue;
     std::memcpy(temporaries.paths[k], path.c_str(), path.size() + 1);
     temporaries.owner[k] = ::getpid();
@@ -110,7 +110,7 @@ class signal_block {
   signal_block() {
     sigset_t all;
     sigemptyset(&all);
-    for (const int signal_number : kTerminatingSignals) sigaddset(&all, signal_number);
+    for (const int signal_number : terminating_signals) sigaddset(&all, signal_number);
     ::sigprocmask(SIG_BLOCK, &all, &previous_);
   }
   ~signal_block() { ::sigprocmask(SIG_SETMASK, &previous_, nullptr); }
@@ -143,7 +143,7 @@ class atomic_output_file {
   /// \brief The pending text; append to it, then call flush_if_large() now and then.
   std::string& buffer() { return buffer_; }
   void flush_if_large() {
-    if (buffer_.size() >= kFlushBytes) flush();
+    if (buffer_.size() >= flush_bytes) flush();
   }
   /// \brief Writes everything and makes it durable (fsync) without publishing it yet; a
   /// direct output is complete after this. \throws input_error.
@@ -158,7 +158,7 @@ class atomic_output_file {
   const std::string& target() const { return target_.path; }
 
  private:
-  static constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  static constexpr std::size_t flush_bytes = std::size_t{1} << 20;
   bool direct() const {
     return target_.kind != output_kind::new_file && target_.kind != output_kind::regular_file;
   }
@@ -211,7 +211,7 @@ inline atomic_output_file::atomic_output_file(std::string path)
                         "': " + detail::system_message(error_number));
     }
   }
-  buffer_.reserve(kFlushBytes + 4096);
+  buffer_.reserve(flush_bytes + 4096);
 }
 
 inline void atomic_output_file::discard() noexcept {

@@ -64,7 +64,7 @@ class parser {
 
  private:
   // Deep nesting is never legitimate here and would otherwise overflow the stack.
-  static constexpr int kMaxDepth = 256;
+  static constexpr int max_depth = 256;
 
   [[noreturn]] void fail(const std::string& what) const { fail_at(path_, line_, what); }
   bool at_end() const { return position_ >= text_.size(); }
@@ -129,7 +129,7 @@ class parser {
   }
 
   void parse_object(value& object, int depth) {
-    if (depth >= kMaxDepth) fail("nesting too deep");
+    if (depth >= max_depth) fail("nesting too deep");
     ++position_;  // '{'
     skip_whitespace();
     if (!at_end() && peek() == '}') {
@@ -155,7 +155,7 @@ class parser {
   }
 
   void parse_array(value& array, int depth) {
-    if (depth >= kMaxDepth) fail("nesting too deep");
+    if (depth >= max_depth) fail("nesting too deep");
     ++position_;  // '['
     skip_whitespace();
     if (!at_end() && peek() == ']') {
@@ -336,7 +336,7 @@ inline const char* describe(value::kind type) {
 }
 
 inline void append_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
+  static constexpr char hex_digits[] = "0123456789abcdef";
   out += '"';
   for (const char c : text) {
     const auto code = static_cast<unsigned char>(c);
@@ -345,8 +345,8 @@ inline void append_string(std::string& out, std::string_view text) {
       out += c;
     } else if (code < 0x20) {
       out += "\\u00";
-      out += kHex[code >> 4];
-      out += kHex[code & 0xF];
+      out += hex_digits[code >> 4];
+      out += hex_digits[code & 0xF];
     } else {
       out += c;
     }

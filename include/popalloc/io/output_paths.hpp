@@ -69,9 +69,9 @@ inline std::string real_path(const std::string& path) {
 /// a dangling link is written through, creating its target, as a shell redirection does).
 inline std::string follow_links(const std::string& original) {
   // The limit of the kernel's own resolution (ELOOP), so a loop fails as it would in open().
-  constexpr int kMaxLinks = 40;
+  constexpr int max_links = 40;
   std::string path = original;
-  for (int hop = 0; hop <= kMaxLinks; ++hop) {
+  for (int hop = 0; hop <= max_links; ++hop) {
     struct stat info {};
     if (::lstat(path.c_str(), &info) != 0) {
       if (errno == ENOENT) return path;

@@ -41,8 +41,8 @@ inline std::string read_whole_file(const std::string& path,
   // Read in blocks until EOF rather than trusting the size (pipes and /proc files report none),
   // but start with room for the whole regular file plus the probe for EOF, so a large file is
   // neither reallocated nor copied.
-  constexpr std::size_t kBlock = std::size_t{1} << 22;
-  std::size_t capacity = kBlock;
+  constexpr std::size_t block_bytes = std::size_t{1} << 22;
+  std::size_t capacity = block_bytes;
   struct stat info {};
   if (fstat(fileno(stream), &info) == 0 && S_ISDIR(info.st_mode)) {
     std::fclose(stream);

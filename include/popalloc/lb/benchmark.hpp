@@ -18,7 +18,7 @@ namespace popalloc::lb {
 class java_random {
  public:
   explicit java_random(std::int64_t seed)
-      : state_((static_cast<std::uint64_t>(seed) ^ kMultiplier) & kMask) {}
+      : state_((static_cast<std::uint64_t>(seed) ^ multiplier) & mask) {}
 
   /// \brief Uniform double in [0, 1) exactly as Java's nextDouble().
   double next_double() {
@@ -27,10 +27,10 @@ class java_random {
   }
 
  private:
-  static constexpr std::uint64_t kMultiplier = 0x5DEECE66DULL;
-  static constexpr std::uint64_t kMask = (std::uint64_t{1} << 48) - 1;
+  static constexpr std::uint64_t multiplier = 0x5DEECE66DULL;
+  static constexpr std::uint64_t mask = (std::uint64_t{1} << 48) - 1;
   std::uint64_t next(int bits) {
-    state_ = (state_ * kMultiplier + 0xBULL) & kMask;
+    state_ = (state_ * multiplier + 0xBULL) & mask;
     return state_ >> (48 - bits);
   }
   std::uint64_t state_;

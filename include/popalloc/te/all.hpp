@@ -1,17 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief Everything of popalloc's traffic-engineering layer (namespace popalloc::te).
+/// \brief The traffic-engineering layer's former umbrella header; include popalloc/te.hpp.
 #pragma once
 
-#include "popalloc/te/flow.hpp"
-#include "popalloc/te/graphml.hpp"
-#include "popalloc/te/instance.hpp"
-#include "popalloc/te/load_topology.hpp"
-#include "popalloc/te/lp_model.hpp"
-#include "popalloc/te/node_link_json.hpp"
-#include "popalloc/te/paths.hpp"
-#include "popalloc/te/pop.hpp"
-#include "popalloc/te/price_solver.hpp"
-#include "popalloc/te/topology.hpp"
-#include "popalloc/te/traffic_matrix.hpp"
-#include "popalloc/te/xml_reader.hpp"
+#include "popalloc/te.hpp"

@@ -421,9 +421,9 @@ inline path_set compute_paths(const topology& g,
                                table.next_arc.data() + static_cast<std::size_t>(t) * n);
   }
   // Chunks of pairs, each chunk's paths in its own buffer, concatenated in pair order.
-  constexpr std::int64_t kChunk = 256;
+  constexpr std::int64_t chunk_size = 256;
   const auto count = static_cast<std::int64_t>(pairs.size());
-  const std::int64_t chunks = (count + kChunk - 1) / kChunk;
+  const std::int64_t chunks = (count + chunk_size - 1) / chunk_size;
   std::vector<path_set> parts(static_cast<std::size_t>(chunks));
   std::vector<std::exception_ptr> failures(static_cast<std::size_t>(chunks));
   POPALLOC_PRAGMA_OMP(omp parallel num_threads(threads)) {
@@ -433,7 +433,7 @@ inline path_set compute_paths(const topology& g,
     for (std::int64_t c = 0; c < chunks; ++c) {
       try {
         path_set& out = parts[static_cast<std::size_t>(c)];
-        for (std::int64_t q = c * kChunk; q < std::min(count, (c + 1) * kChunk); ++q) {
+        for (std::int64_t q = c * chunk_size; q < std::min(count, (c + 1) * chunk_size); ++q) {
           const auto [s, t] = pairs[static_cast<std::size_t>(q)];
           std::vector<detail::ranked_path> found;
           if (options.method == path_method::edge_disjoint) {

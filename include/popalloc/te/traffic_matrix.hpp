@@ -75,7 +75,7 @@ inline traffic_parameters default_traffic_parameters(const std::string& topology
     double gravity, uniform, low_min, low_max, high_min, high_max, a_decay, a_lambda, a_const,
         e_decay, e_lambda, e_const;
   };
-  static constexpr row kRows[] = {
+  static constexpr row known_topologies[] = {
       {"Cogentco", 1200, 0.06, 0, 0.03, 0.06, 0.12, 0.1, 8e9, 5.75e-8, 0.9, 1e2, 1.05e-3},
       {"Colt", 750, 0.065, 0, 0.0325, 0.065, 0.13, 0.1, 1.35e8, 2.4e-6, 0.9, 1e3, 9.5e-5},
       {"Deltacom", 1500, 0.25, 0, 0.125, 0.25, 0.5, 0.1, 2.05e6, 2.5e-4, 0.9, 1e3, 2.85e-4},
@@ -90,7 +90,7 @@ inline traffic_parameters default_traffic_parameters(const std::string& topology
       {"erdos-renyi-1260231677", 500000, 1.0, 0, 0.5, 1, 2, 1e-3, 5e13, 2e-9, 0.75, 1e3, 1.75e-3},
   };
   traffic_parameters p;
-  for (const row& r : kRows) {
+  for (const row& r : known_topologies) {
     if (topology_name != r.name) continue;
     p.gravity_total_demand = r.gravity;
     p.uniform_max_demand = r.uniform;

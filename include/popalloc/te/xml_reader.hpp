@@ -52,7 +52,7 @@ class parser {
   }
 
  private:
-  static constexpr int kMaxDepth = 128;
+  static constexpr int max_depth = 128;
 
   [[noreturn]] void fail(const std::string& what) const { io::fail_at(path_, line_, what); }
   bool at_end() const { return position_ >= text_.size(); }
@@ -194,7 +194,7 @@ class parser {
   }
 
   element parse_element(int depth) {
-    if (depth > kMaxDepth) fail("elements nested too deeply");
+    if (depth > max_depth) fail("elements nested too deeply");
     element e;
     e.line = line_;
     advance(1);  // '<'
