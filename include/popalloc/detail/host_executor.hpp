@@ -60,8 +60,8 @@ class host_executor {
  public:
   static constexpr bool is_host = true;
   static constexpr std::int64_t max_chunks = 256;
-  /// 1024: n = 1e4 makes 10 chunks, which 2 threads share evenly (2048 made 5, one thread ran
-  /// 3 of them: a solve of 1e4 x 8 took 1.3x as long).
+  /// Small enough that a problem of ten thousand jobs makes an even number of chunks (10), so
+  /// that two threads share them evenly: with an odd count one thread runs a chunk more.
   static constexpr std::int64_t min_chunk_jobs = 1024;
   static constexpr std::int64_t doubles_per_line = 8;  ///< 64-byte cache lines
   /// Offset between per-thread or per-chunk accumulators of `width` doubles that every job

@@ -29,9 +29,9 @@ namespace popalloc::detail {
 /// Problems with at least this many jobs are sampled, with at least sample_start_min_sample
 /// jobs in the sample (1/50 of the jobs when there are enough). Strictly concave utilities
 /// also need sample_start_min_per_resource sampled jobs per resource: they have no coarse
-/// continuation stages for the sample to skip, so a thin sample's price error costs more full
-/// evaluations than it saves (log at 1e4 x 64: 1.3-1.5x slower with 17 sampled jobs per
-/// resource; target-priority and linear 1.6-2x faster there). docs/method.md "Sample start".
+/// continuation stages for the sample to skip, so a thin sample's price error can cost more
+/// full evaluations than it saves, while piecewise-linear utilities gain even from a thin
+/// sample. docs/method.md "Sample start" has the measurements.
 constexpr std::int64_t sample_start_min_jobs = 8192;
 constexpr std::int64_t sample_start_stride = 50;
 constexpr std::int64_t sample_start_min_sample = 1024;

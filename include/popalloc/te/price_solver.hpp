@@ -334,7 +334,7 @@ class routability_bisection {
       split_ = std::move(candidate);
     }
     // Warm starts only from levels the solve proved infeasible: there the prices price the
-    // bottleneck; below a* they are near 0 and a poor start (measured: 10x more iterations).
+    // bottleneck; below a* they are near 0, far from the prices near a*, and a poor start.
     if (u <= level && r.prices.allFinite()) warm_ = r.prices;
     if (upper_ - lower_ > 0.75 * width) {
       // The solve did not settle which side of a* the level is on: ask for more accuracy.
