@@ -61,7 +61,8 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
   if constexpr (is_dense_problem<Problem>::value) {
     const std::int64_t stride = sample_stride(problem, Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      const auto solve_sample = [&utility](solve_role sample_role, const Problem& sample,
+      // The sample is a dense_problem, whatever dense type `problem` is.
+      const auto solve_sample = [&utility](solve_role sample_role, const auto& sample,
                                            const solver_options& sample_run_options,
                                            sample_start_level first) {
         return solve_as<Backend>(sample_role, sample, utility, sample_run_options, {}, first);

@@ -30,6 +30,7 @@
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/engine.hpp"
 #include "popalloc/detail/sample_start.hpp"
+#include "popalloc/detail/traits.hpp"
 
 // ---- A dense problem that reads the caller's arrays in place -----------------------------------
 //

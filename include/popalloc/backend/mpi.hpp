@@ -210,7 +210,7 @@ solve_result solve_as(solve_role role, const backend::mpi& where, const Problem&
         sample_stride(session.total_jobs(), static_cast<std::int64_t>(problem.resources()),
                       Utility::piecewise_linear);
     if (options.sample_start && options.warm_start_prices.size() == 0 && stride > 1) {
-      const auto solve_sample = [&where, &utility](solve_role sample_role, const Problem& sample,
+      const auto solve_sample = [&where, &utility](solve_role sample_role, const auto& sample,
                                                    const solver_options& sample_run_options,
                                                    sample_start_level first) {
         return solve_as(sample_role, where, sample, utility, sample_run_options, {}, first);
