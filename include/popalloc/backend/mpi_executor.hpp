@@ -7,16 +7,7 @@
 
 #if __has_include(<mpi.h>)
 
-// The deprecated MPI C++ bindings are not needed and do not compile warning-free.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-// clang-format off
-#include <mpi.h>
-// clang-format on
+// <mpi.h> comes through backend/mpi_session.hpp.
 
 #include <algorithm>
 #include <cstddef>

@@ -7,7 +7,8 @@
 
 #if __has_include(<mpi.h>)
 
-// The deprecated MPI C++ bindings are not needed and do not compile warning-free.
+// The one place popalloc includes <mpi.h>. The deprecated MPI C++ bindings are not needed and
+// do not compile warning-free.
 #ifndef OMPI_SKIP_MPICXX
 #define OMPI_SKIP_MPICXX 1
 #endif
