@@ -260,8 +260,9 @@ TEST_CASE("[topups] hand-solved: what the first tier cannot fit goes to the seco
   double lambda = 0.0, nu = 0.1;
   const popalloc::detail::state_pointers state{&left, &right, &lambda, &nu};
   const double prices[3] = {0.0, 0.0, 0.0}, factors[3] = {0.5, 1.0, 1.0};
-  const double table[12] = {0.0, 0.25, 1.0, 0.0, 1.0, 1.0,   // first tier: fill, preference
-                            0.0, 0.0,  1.0, 0.0, 0.0, 1.0};  // second tier
+  const double table[15] = {0.0, 0.25, 1.0, 0.0, 1.0, 1.0,  // first tier: fill, preference
+                            0.0, 0.0,  1.0, 0.0, 0.0, 1.0,  // second tier
+                            0.0, 0.25, 1.0};                // confined jobs' first-tier fill
   const popalloc::detail::topup_tiers tiers{table, 3, false};
   double x[3] = {0.0, 0.0, 0.0};
   const auto t = popalloc::detail::visit_repaired_fractions(
@@ -297,6 +298,71 @@ TEST_CASE("[topups] hand-solved: what the first tier cannot fit goes to the seco
   CHECK(sums[6] == 0.0);
   CHECK(sums[7] == 0.0);
   CHECK(sums[8] == doctest::Approx(0.3375).epsilon(1e-12));
+  CHECK(sums[9] + sums[10] + sums[11] == 0.0);  // the job is not confined: it has a second tier
+}
+
+TEST_CASE("[topups] hand-solved: confined jobs take the room first") {
+  // Five flexible jobs with throughputs (2, 4, 1) and five confined ones with (2, 4, 0), target
+  // 1. At prices 0 each smoothed response meets its target with the least |x|^2, x = a / |a|^2:
+  // (2, 4, 1) / 21 and (2, 4, 0) / 20. Resource 0 is scaled by 1/2: a flexible job loses 2/21,
+  // a confined one 1/10 of throughput, which each wins back on resource 1 (fastest), 1/42 and
+  // 1/40 of time: 5/42 + 5/40 = 0.244 in all, against 0.15 of room. Weighed by that room
+  // (0.615), resource 1 still beats resource 2 for the flexible jobs (4 x 0.615 > 1), so the
+  // first tier overflows and every job gets 0.615 of its top-up there; the flexible jobs take
+  // the rest on resource 2 (second tier), the confined ones have nowhere to go and stay 0.385 x
+  // 1/10 short each. Given the room first, the confined jobs take 0.125 of it (fill ratio 1) and
+  // the flexible ones the other 0.025 (fill ratio 0.21) and the rest on resource 2: every target
+  // is met.
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(10, 3);
+  for (Eigen::Index i = 0; i < 10; ++i) p.throughput.row(i) << 2.0, 4.0, (i < 5 ? 1.0 : 0.0);
+  const double usage0 = 5.0 * 2.0 / 21.0 + 5.0 * 2.0 / 20.0;
+  const double usage1 = 5.0 * 4.0 / 21.0 + 5.0 * 4.0 / 20.0;
+  const double room = 0.15;
+  p.capacity = Eigen::Vector3d(0.5 * usage0, usage1 + room, 100.0) / (1.0 - margin);
+  p.target = Eigen::VectorXd::Ones(10);
+  const popalloc::utility::target_priority u;
+  p.validate(u);
+  engine_type<popalloc::utility::target_priority> engine(p, u, executor(1));
+  engine.marginal_prices(p.capacity);
+  popalloc::detail::evaluation e;
+  engine.evaluate(Eigen::Vector3d::Zero(), 0.1, false, e);
+  REQUIRE(e.usage[0] == doctest::Approx(usage0).epsilon(1e-12));
+  REQUIRE(e.usage[1] == doctest::Approx(usage1).epsilon(1e-12));
+  Eigen::VectorXd factors, spare;
+  scale_and_spare(p.capacity, e.usage, factors, spare);
+  REQUIRE(factors[0] == doctest::Approx(0.5).epsilon(1e-12));
+  REQUIRE(spare[1] == doctest::Approx(room).epsilon(1e-9));
+
+  // Accepting the shared fill ratios ends after the third pass, 5 x 0.385 x 1/10 short.
+  const double shared_fill = room / (5.0 / 42.0 + 5.0 / 40.0);
+  const auto shared = engine.repair_with_topups(factors, spare, false, [](double) { return true; });
+  CHECK(engine.topup_passes() == 3);
+  CHECK(shared.utility == doctest::Approx(-5.0 * (1.0 - shared_fill) / 10.0).epsilon(1e-9));
+  // Asking for every target gives the confined jobs the room first.
+  const auto topped = engine.repair_with_topups(
+      factors, spare, false, [](double objective) { return objective >= -1e-12; });
+  REQUIRE(topped.finite);
+  CHECK(engine.topup_passes() == 4);
+  CHECK(std::abs(topped.utility) < 1e-12);
+  for (Eigen::Index j = 0; j < 3; ++j) CHECK(topped.usage[j] <= p.capacity[j]);
+  CHECK(topped.usage[1] == doctest::Approx(usage1 + room).epsilon(1e-9));
+  // The flexible jobs' rest on resource 2: 5 x (1 - 0.025 / (5 / 42)) x (2 / 21) / 1.
+  const double flexible_fill = (room - 5.0 / 40.0) / (5.0 / 42.0);
+  CHECK(topped.usage[2] ==
+        doctest::Approx(5.0 / 21.0 + 5.0 * (1.0 - flexible_fill) * 2.0 / 21.0).epsilon(1e-9));
+
+  // The export rebuilds the same allocation: every job at its target, within its time.
+  engine.keep_scratch(factors, true);
+  popalloc::solve_result r;
+  CHECK(std::abs(engine.export_kept(r)) < 1e-12);
+  CHECK(popalloc_test::allocation_violation(p, r) <= 0.0);
+  const job_totals t = totals(p, r);
+  for (std::size_t i = 0; i < 10; ++i) {
+    CAPTURE(i);
+    CHECK(t.throughput[i] == doctest::Approx(1.0).epsilon(1e-12));
+    CHECK(t.time[i] <= 1.0);
+  }
 }
 
 TEST_CASE("[topups] never exceed a capacity or a job's time, never lower the objective") {

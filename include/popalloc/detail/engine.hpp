@@ -256,7 +256,7 @@ class engine {
 
   /// repair(factors) with every job that the scaling took throughput from topped up on
   /// resources with `spare` capacity (> 0; choose_topup, topup_tiers), each resource's top-ups
-  /// scaled to fit into the capacity it has to spare. Up to four passes, each the repair with
+  /// scaled to fit into the capacity it has to spare. Up to six passes, each the repair with
   /// the last round's top-ups at fill ratio 1, which is the answer when they fit; when they do
   /// not, the next round re-chooses them:
   ///   1. every job tops up on its fastest spare resource (the objective of this pass is an
@@ -266,7 +266,12 @@ class engine {
   ///   3. the part of the second round's top-ups that does not fit goes to each job's fastest
   ///      resource among those where they fit with room left, each weighed by the share of the
   ///      overflow its room could take (second tier);
-  ///   4. the second tier at its fill ratios (when the third pass still meets `acceptable`).
+  ///   4. the second tier at its fill ratios (when the third pass still meets `acceptable`);
+  ///   5. when that misses `acceptable` and some jobs whose first tier was cut have no
+  ///      second-tier option (confined: nowhere else to go), the third pass again with those
+  ///      jobs taking their first-tier resources' room first and the others what is left
+  ///      (give_room_to_confined), who take more of their second tier instead;
+  ///   6. its second tier at its fill ratios.
   /// The tiers stay with the scratch allocation until the next call (keep_scratch).
   /// With `to_saturation` the jobs also top up toward their saturation throughput
   /// (topup_tiers::to_saturation).
@@ -282,7 +287,7 @@ class engine {
     };
     Eigen::VectorXd usage;
     // 1.
-    tier_table tiers{ones, (spare.array() > 0.0).cast<double>().matrix(), zeros, zeros};
+    tier_table tiers{ones, (spare.array() > 0.0).cast<double>().matrix(), zeros, zeros, ones};
     repaired_primal round = topup_pass(tiers, 0, usage);
     if (!acceptable(round.utility)) return not_acceptable(std::move(round));
     if (fits(usage, spare)) return round;  // topup_pass kept its tiers
@@ -290,7 +295,8 @@ class engine {
     tiers.first_preference = fit(usage, spare);
     round = topup_pass(tiers, 0, usage);
     if (fits(usage, spare)) return round;
-    tiers.first_fill = fit(usage, spare);
+    const Eigen::VectorXd first_usage = usage;
+    tiers.first_fill = tiers.confined_fill = fit(first_usage, spare);
     // 3. A resource can take at most its room of the overflow: weighed by that share, a fast
     //    resource with little room left draws few of the jobs that overflow elsewhere.
     const Eigen::VectorXd left = (spare - usage).cwiseMax(0.0);
@@ -299,15 +305,30 @@ class engine {
         (usage.array() <= spare.array()).select((left / overflow).cwiseMin(1.0), 0.0).matrix();
     tiers.second_fill = ones;
     round = topup_pass(tiers, 1, usage);
+    const Eigen::VectorXd confined_usage =
+        Eigen::Map<const Eigen::VectorXd>(sums_.data() + 2 * m_ + 3, m_);
+    if (acceptable(round.utility)) {
+      if (fits(usage, left)) return round;
+      // 4.
+      tiers.second_fill = fit(usage, left);
+      ++topup_passes_;
+      round = repair_uploaded(upload_tiers(tiers), -1);
+      if (acceptable(round.utility)) return round;
+    }
+    // 5. The confined jobs first.
+    if (!give_room_to_confined(tiers, first_usage, confined_usage, spare))
+      return not_acceptable(std::move(round));
+    tiers.second_fill = ones;
+    round = topup_pass(tiers, 1, usage);
     if (!acceptable(round.utility)) return not_acceptable(std::move(round));
     if (fits(usage, left)) return round;
-    // 4.
+    // 6.
     tiers.second_fill = fit(usage, left);
     ++topup_passes_;
     return repair_uploaded(upload_tiers(tiers), -1);
   }
 
-  /// Passes over the jobs the last repair_with_topups made (1-4).
+  /// Passes over the jobs the last repair_with_topups made (1-6).
   int topup_passes() const { return topup_passes_; }
 
   /// Makes the scratch allocation the kept one (with its scale factors, and its top-up tiers
@@ -322,8 +343,9 @@ class engine {
   /// Writes the kept allocation into `result` (allocation and throughput); returns its objective.
   double export_kept(solve_result& result) {
     exec_.upload(kept_factors_.data(), static_cast<std::size_t>(m_), factors_);
-    const bool topped_up = kept_fill_.size() == 4 * m_;
-    if (topped_up) exec_.upload(kept_fill_.data(), static_cast<std::size_t>(4 * m_), fill_);
+    const std::int32_t fill_entries = topup_tiers::rows * m_;
+    const bool topped_up = kept_fill_.size() == fill_entries;
+    if (topped_up) exec_.upload(kept_fill_.data(), static_cast<std::size_t>(fill_entries), fill_);
     auto& s = state_[1 - scratch_];
     const auto n = static_cast<std::size_t>(n_);
     typename Executor::template vector<std::int32_t> counts, options;
@@ -416,18 +438,40 @@ class engine {
  private:
   using view_type = typename problem_storage<Executor, Problem>::view_type;
 
-  /// Fill ratio, preference, fill ratio and preference of the two tiers (topup_tiers).
+  /// Fill ratio, preference, fill ratio and preference of the two tiers, and the confined jobs'
+  /// first-tier fill ratio (topup_tiers).
   struct tier_table {
-    Eigen::VectorXd first_fill, first_preference, second_fill, second_preference;
+    Eigen::VectorXd first_fill, first_preference, second_fill, second_preference, confined_fill;
   };
+
+  /// Where the confined jobs' first-tier top-ups (`confined_usage`, part of `first_usage`) were
+  /// cut, gives them each resource's `spare` room first (fill ratio up to 1) and the other jobs
+  /// what is left, who take more of their second tier instead. False when no confined job was
+  /// cut (nothing changes).
+  static bool give_room_to_confined(tier_table& tiers, const Eigen::VectorXd& first_usage,
+                                    const Eigen::VectorXd& confined_usage,
+                                    const Eigen::VectorXd& spare) {
+    bool changed = false;
+    for (Eigen::Index j = 0; j < spare.size(); ++j) {
+      if (!(tiers.first_fill[j] < 1.0 && confined_usage[j] > 0.0)) continue;
+      const double confined = std::min(confined_usage[j], first_usage[j]);
+      const double confined_fill = std::min(1.0, spare[j] / confined);
+      const double others = first_usage[j] - confined;
+      const double rest = std::max(0.0, spare[j] - confined_fill * confined);
+      tiers.confined_fill[j] = confined_fill;
+      tiers.first_fill[j] = others > 0.0 ? std::min(1.0, rest / others) : 0.0;
+      changed = true;
+    }
+    return changed;
+  }
 
   /// `tiers` become the scratch allocation's top-ups (keep_scratch) and the table in the
   /// backend's memory.
   topup_tiers upload_tiers(const tier_table& tiers) {
-    scratch_fill_.resize(4 * m_);
+    scratch_fill_.resize(topup_tiers::rows * m_);
     scratch_fill_ << tiers.first_fill, tiers.first_preference, tiers.second_fill,
-        tiers.second_preference;
-    exec_.upload(scratch_fill_.data(), static_cast<std::size_t>(4 * m_), fill_);
+        tiers.second_preference, tiers.confined_fill;
+    exec_.upload(scratch_fill_.data(), static_cast<std::size_t>(topup_tiers::rows * m_), fill_);
     return {Executor::data(fill_), m_, scratch_to_saturation_};
   }
 

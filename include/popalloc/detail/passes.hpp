@@ -743,16 +743,20 @@ POPALLOC_HD inline topup choose_topup(const View& view, std::int64_t i, const do
   return out;
 }
 
-/// The top-ups of a repair as one array of 4m entries: the first tier's fill ratio and preference
-/// of each resource, then the second tier's. A job takes its first-tier top-up (choose_topup by
-/// the first preferences) at the fill ratio of its option, f1, and what that leaves, 1 - f1, on
-/// its second-tier option (by the second preferences: resources where the first tier's top-ups
-/// fit and room is left) at that option's fill ratio. Each top-up alone is an allocation that
-/// restores the job (within its time), so the job ends at a convex combination of its scaled
-/// allocation and its two topped-up ones: time within 1, fractions >= 0. The second tier only
-/// for jobs with at most local_options::capacity options (scaled_job::recorded).
+/// The top-ups of a repair as one array of 5m entries: the first tier's fill ratio and preference
+/// of each resource, then the second tier's, then the confined fill ratio (below). A job takes its
+/// first-tier top-up (choose_topup by the first preferences) at the fill ratio of its option, f1,
+/// and what that leaves, 1 - f1, on its second-tier option (by the second preferences: resources
+/// where the first tier's top-ups fit and room is left) at that option's fill ratio. Each top-up
+/// alone is an allocation that restores the job (within its time), so the job ends at a convex
+/// combination of its scaled allocation and its two topped-up ones: time within 1, fractions >= 0.
+/// The second tier only for jobs with at most local_options::capacity options
+/// (scaled_job::recorded). A job whose first tier is cut (f1 < 1) but that has no second-tier
+/// option is confined: it takes its first-tier top-up at the confined fill ratio of its option (the
+/// fifth row of the table) instead, so that a resource can give its room to the jobs that have
+/// nowhere else to go first.
 struct topup_tiers {
-  const double* table = nullptr;  ///< 4m entries, or null: no top-ups
+  const double* table = nullptr;  ///< 5m entries, or null: no top-ups
   std::int32_t m = 0;
   /// Jobs below their utility's saturation throughput (finite for target priority: the target)
   /// also want the rest of the way there back, not only what the scaling took: the top-ups of
@@ -771,6 +775,8 @@ struct topup_tiers {
   }
   POPALLOC_HD const double* fill(int tier) const { return table + 2 * tier * m; }
   POPALLOC_HD const double* preference(int tier) const { return table + (2 * tier + 1) * m; }
+  POPALLOC_HD const double* confined_fill() const { return table + 4 * m; }
+  static constexpr std::int32_t rows = 5;  ///< table entries per resource
 };
 
 /// A job's top-ups under topup_tiers: each tier's option (-1: none), its time before the fill
@@ -778,6 +784,7 @@ struct topup_tiers {
 struct job_topups {
   topup tier[2];
   double weight[2] = {0.0, 0.0};
+  bool confined = false;  ///< first tier cut, no second-tier option (topup_tiers)
 };
 
 /// Calls visit(o, x) for every option of job i in increasing order with its fraction under the
@@ -799,11 +806,15 @@ POPALLOC_HD inline job_topups visit_repaired_fractions(
   out.tier[0] = choose_topup(view, i, topups.preference(0), job);
   const topup& first = out.tier[0];
   if (first.option >= 0) out.weight[0] = option_factor(view, i, first.option, topups.fill(0));
-  if (first.option >= 0 && out.weight[0] < 1.0 && job.recorded) {
-    out.tier[1] = choose_topup(view, i, topups.preference(1), job);
-    if (out.tier[1].option >= 0)
+  if (first.option >= 0 && out.weight[0] < 1.0) {
+    if (job.recorded) out.tier[1] = choose_topup(view, i, topups.preference(1), job);
+    if (out.tier[1].option >= 0) {
       out.weight[1] =
           (1.0 - out.weight[0]) * option_factor(view, i, out.tier[1].option, topups.fill(1));
+    } else {
+      out.confined = true;
+      out.weight[0] = option_factor(view, i, first.option, topups.confined_fill());
+    }
   }
   // What the swaps leave of option o's time, plus the time the top-ups add there.
   auto topped = [&](std::int32_t o, double x) {
@@ -844,8 +855,10 @@ POPALLOC_HD inline job_topups visit_repaired_fractions(
 /// an over-used resource gives up the same fraction of its time there), with the top-ups when
 /// `topups` has a table; with `tracked_tier` >= 0 also the usage of that tier's top-ups alone,
 /// before the tier's fill ratios (what they have to fit into the room that is left): the
-/// second tier's scaled by what the first leaves, 1 - w1.
-/// Layout: usage[m], utility, smoothed utility, non_finite, then tier_usage[m] if tracked.
+/// second tier's scaled by what the first leaves, 1 - w1. Tracking the second tier also tracks
+/// the first-tier top-ups of the confined jobs (job_topups::confined), before any fill ratio.
+/// Layout: usage[m], utility, smoothed utility, non_finite, then tier_usage[m] if tracked, then
+/// confined_usage[m] if the second tier is tracked.
 template <class View, class Utility>
 struct repair_pass {
   View view;
@@ -859,7 +872,9 @@ struct repair_pass {
   std::int32_t m = 0;
   int tracked_tier = -1;
 
-  POPALLOC_HD std::int32_t width() const { return m + 3 + (tracked_tier >= 0 ? m : 0); }
+  POPALLOC_HD std::int32_t width() const {
+    return m + 3 + (tracked_tier >= 0 ? m : 0) + (tracked_tier == 1 ? m : 0);
+  }
 
   POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
     const double kappa = kappa_scale != nullptr ? level * kappa_scale[i] : 0.0;
@@ -872,8 +887,10 @@ struct repair_pass {
                                                   });
     if (tracked_tier == 0) {
       add_usage(view, i, t.tier[0].option, t.tier[0].time, partial + m + 3);
-    } else if (tracked_tier == 1 && t.tier[1].option >= 0) {
-      add_usage(view, i, t.tier[1].option, (1.0 - t.weight[0]) * t.tier[1].time, partial + m + 3);
+    } else if (tracked_tier == 1) {
+      if (t.tier[1].option >= 0)
+        add_usage(view, i, t.tier[1].option, (1.0 - t.weight[0]) * t.tier[1].time, partial + m + 3);
+      if (t.confined) add_usage(view, i, t.tier[0].option, t.tier[0].time, partial + 2 * m + 3);
     }
     const double u = utility.value(tau, view.parameters(i));
     partial[m] += u;
