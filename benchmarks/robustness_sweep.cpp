@@ -28,9 +28,13 @@ first --show problems of each utility and status other than converged.
   --seed S         (default 5)
   --tolerance TOL  relative duality gap (default 1e-4)
   --show K         problems listed per utility and status (default 3)
+  --require-converged LIST
+                   utilities (linear, target-priority, log; comma-separated) whose every
+                   problem must converge (default: none)
   --help
 
-Exit status 1 when an answer is not finite or not feasible (any status), 2 on a usage error.
+Exit status 1 when an answer is not finite or not feasible (any status), or a problem of a
+--require-converged utility does not converge; 2 on a usage error.
 )";
 
 struct sweep_options {
@@ -38,6 +42,7 @@ struct sweep_options {
   unsigned long seed = 5;
   double tolerance = 1e-4;
   int show = 3;
+  std::string require_converged;  ///< ",linear,log," style list
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -72,6 +77,16 @@ sweep_options parse(int argc, char** argv) {
       o.tolerance = parse_number(value, "--tolerance", 1e-12, 0.1);
     } else if (flag == "--show") {
       o.show = static_cast<int>(parse_number(value, "--show", 0, 1e6));
+    } else if (flag == "--require-converged") {
+      o.require_converged = std::string(",") + value + ",";
+      for (std::size_t at = 1; at < o.require_converged.size();) {
+        const std::size_t end = o.require_converged.find(',', at);
+        const std::string name = o.require_converged.substr(at, end - at);
+        if (name != "linear" && name != "target-priority" && name != "log")
+          usage_error("--require-converged takes linear, target-priority and log, got '" + name +
+                      "'");
+        at = end + 1;
+      }
     } else {
       usage_error("unknown option '" + flag + "'");
     }
@@ -137,7 +152,12 @@ bool run(const popalloc::dense_problem<double>& p, const Utility& utility, const
   if (!finite || !feasible)
     std::printf("trial %d, %s: %s answer (%s)\n", trial, name, finite ? "infeasible" : "non-finite",
                 describe(p).c_str());
-  return finite && feasible;
+  const bool required =
+      options.require_converged.find(std::string(",") + name + ",") != std::string::npos;
+  if (required && r.status != popalloc::solve_status::converged)
+    std::printf("trial %d, %s: %s, required to converge (%s)\n", trial, name,
+                popalloc::to_string(r.status), describe(p).c_str());
+  return finite && feasible && (!required || r.status == popalloc::solve_status::converged);
 }
 
 }  // namespace

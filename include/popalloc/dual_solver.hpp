@@ -16,6 +16,7 @@
 #include "popalloc/backend/cpu.hpp"
 #include "popalloc/detail/engine.hpp"
 #include "popalloc/detail/price_discovery.hpp"
+#include "popalloc/detail/problem_scaling.hpp"
 #include "popalloc/detail/sample_start.hpp"
 #include "popalloc/detail/solve_steps.hpp"
 #include "popalloc/detail/stopwatch.hpp"
@@ -41,16 +42,33 @@ namespace detail {
 
 /// `start`: the first smoothing level of a warm start (options.warm_start_prices) whose prices
 /// come from a solve of the same problem, or of one close to it; `memory`: the jobs' search
-/// starts from that solve (incremental_solver).
+/// starts from that solve (incremental_solver); `scale`: a dense problem far from order 1 is
+/// solved in scaled units (detail/problem_scaling.hpp; popalloc::solve).
 template <class Backend, class Problem, class Utility>
 solve_result solve_as(solve_role role, const Problem& problem, const Utility& utility,
                       const solver_options& options, const progress_callback& callback,
                       sample_start_level start = {},
-                      job_memory<typename executor_for<Backend>::type>* memory = nullptr) {
+                      job_memory<typename executor_for<Backend>::type>* memory = nullptr,
+                      bool scale = false) {
   static_assert(check_utility<Utility>());
   const stopwatch clock;
   options.validate();
   problem.validate(utility);
+  if constexpr (is_dense_problem<Problem>::value) {
+    Problem scaled;
+    const problem_scaling scaling =
+        scale ? scale_problem(problem, utility, scaled) : problem_scaling{};
+    if (!scaling.identity()) {
+      progress_callback report;
+      Eigen::VectorXd prices;
+      if (callback)
+        report = [&](const progress& p) { return callback(scaling.unscale(p, prices)); };
+      solve_result result =
+          solve_as<Backend>(role, scaled, utility, scaling.scaled(options), report, start, memory);
+      scaling.unscale(result);
+      return result;
+    }
+  }
   const Eigen::VectorXd& capacity = capacity_of(problem);
   check_warm_start_size(options, capacity);
   using executor = typename executor_for<Backend>::type;
@@ -92,7 +110,8 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
 template <class Backend, class Problem, class Utility>
 solve_result solve(const Problem& problem, const Utility& utility, const solver_options& options,
                    const progress_callback& callback) {
-  return detail::solve_as<Backend>(detail::solve_role::full, problem, utility, options, callback);
+  return detail::solve_as<Backend>(detail::solve_role::full, problem, utility, options, callback,
+                                   {}, nullptr, true);
 }
 
 }  // namespace popalloc
