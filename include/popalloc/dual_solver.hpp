@@ -54,7 +54,7 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
   const stopwatch clock;
   options.validate();
   problem.validate(utility);
-  if constexpr (is_dense_problem<Problem>::value) {
+  if constexpr (is_scalable_problem<Problem>::value) {
     Problem scaled;
     const problem_scaling scaling =
         scale ? scale_problem(problem, utility, scaled) : problem_scaling{};

@@ -40,6 +40,13 @@
 
 namespace popalloc::detail {
 
+/// Problems that scale_problem takes: a dense_problem, which it can copy. Other dense types (a
+/// customization of is_dense_problem over data the caller owns) are solved as given.
+template <class Problem>
+struct is_scalable_problem : std::false_type {};
+template <class Scalar>
+struct is_scalable_problem<dense_problem<Scalar>> : std::true_type {};
+
 /// Utilities with f(t; s w) = s f(t; w) for s > 0: scaling every weight scales the objective.
 template <class Utility>
 struct weight_homogeneous : std::bool_constant<std::is_same_v<Utility, utility::linear> ||
