@@ -217,6 +217,36 @@ TEST_CASE("[scaling] the scales are powers of two and exact") {
   CHECK(std::frexp(s.objective, &e) == 0.5);
 }
 
+TEST_CASE("[scaling] the objective's unit alone scales the weights the solver reads, not a copy") {
+  // Weights of order 1e3 and capacities of order 1: only the objective's unit changes, so the
+  // solve reads the caller's throughputs; its answer is the solve of the problem with its weights
+  // scaled by hand (the same numbers the solver reads), mapped back exactly.
+  auto p = popalloc_test::random_problem(20000, 4, 11);
+  p.weight = Eigen::VectorXd::Constant(p.jobs(), 1e3);
+  p.weight.head(10).setConstant(3e3);
+  popalloc::dense_problem<double> scaled;
+  const auto s = popalloc::detail::scale_problem(p, popalloc::utility::log{}, scaled);
+  REQUIRE(!s.identity());
+  CHECK(!s.copies());
+  CHECK(scaled.jobs() == 0);
+  CHECK(s.weight_factor() == s.objective);
+  auto by_hand = p;
+  popalloc::detail::scale_weights(by_hand, s.objective);
+  popalloc::solver_options options;
+  options.threads = 2;
+  const auto r = popalloc::solve(p, popalloc::utility::log{}, options);
+  const auto h = popalloc::solve(by_hand, popalloc::utility::log{}, options);
+  REQUIRE(r.status == popalloc::solve_status::converged);
+  CHECK(r.sample_iterations > 0);  // the sample reads scaled weights too
+  CHECK(r.iterations == h.iterations);
+  CHECK(r.sample_iterations == h.sample_iterations);
+  CHECK(r.primal_objective == h.primal_objective / s.objective);
+  CHECK(r.dual_bound == h.dual_bound / s.objective);
+  CHECK(r.relative_gap == h.relative_gap);
+  CHECK(r.allocation.fraction == h.allocation.fraction);
+  CHECK(r.prices == h.prices / s.objective);
+}
+
 #if POPALLOC_TEST_HAVE_CLP
 TEST_CASE("[scaling] linear across the range of capacities and weights: the LP optimum") {
   // Random problems of 1-6 jobs and 1-4 resources with capacities from 1e-12 to 50 in one

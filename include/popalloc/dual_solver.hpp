@@ -49,26 +49,17 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
                       const solver_options& options, const progress_callback& callback,
                       sample_start_level start = {},
                       job_memory<typename executor_for<Backend>::type>* memory = nullptr,
-                      bool scale = false) {
-  static_assert(check_utility<Utility>());
-  const stopwatch clock;
-  options.validate();
-  problem.validate(utility);
-  if constexpr (is_scalable_problem<Problem>::value) {
-    Problem scaled;
-    const problem_scaling scaling =
-        scale ? scale_problem(problem, utility, scaled) : problem_scaling{};
-    if (!scaling.identity()) {
-      progress_callback report;
-      Eigen::VectorXd prices;
-      if (callback)
-        report = [&](const progress& p) { return callback(scaling.unscale(p, prices)); };
-      solve_result result =
-          solve_as<Backend>(role, scaled, utility, scaling.scaled(options), report, start, memory);
-      scaling.unscale(result);
-      return result;
-    }
-  }
+                      bool scale = false);
+
+/// solve_as once the options and the problem are validated (`clock` started before that):
+/// `weight_factor` multiplies the weights of a dense_problem as the solver reads them
+/// (problem_scaling::weight_factor), 1 for every other problem.
+template <class Backend, class Problem, class Utility>
+solve_result solve_validated(solve_role role, const Problem& problem, const Utility& utility,
+                             const solver_options& options, const progress_callback& callback,
+                             sample_start_level start,
+                             job_memory<typename executor_for<Backend>::type>* memory,
+                             const stopwatch& clock, double weight_factor = 1.0) {
   const Eigen::VectorXd& capacity = capacity_of(problem);
   check_warm_start_size(options, capacity);
   using executor = typename executor_for<Backend>::type;
@@ -85,14 +76,16 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
                                            sample_start_level first) {
         return solve_as<Backend>(sample_role, sample, utility, sample_run_options, {}, first);
       };
+      auto sample = sample_jobs(problem, stride);
+      if (weight_factor != 1.0) scale_weights(sample, weight_factor);
       start_level = start_with_sample<Utility>(
-          sample_jobs(problem, stride), stride, options, solve_sample, clock,
+          std::move(sample), stride, options, solve_sample, clock,
           [&clock] { return clock.seconds(); }, result, run_options, continue_sample);
     }
   }
   try {
     detail::engine<executor, Problem, Utility> engine(problem, utility, executor(options.threads),
-                                                      memory);
+                                                      memory, weight_factor);
     price_discovery<decltype(engine)> method(engine, capacity, run_options, callback, clock);
     run_as(role, method, options, start_level, std::move(continue_sample), result);
   } catch (const error&) {
@@ -103,6 +96,34 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
     throw backend_error(e.what());
   }
   return result;
+}
+
+template <class Backend, class Problem, class Utility>
+solve_result solve_as(solve_role role, const Problem& problem, const Utility& utility,
+                      const solver_options& options, const progress_callback& callback,
+                      sample_start_level start,
+                      job_memory<typename executor_for<Backend>::type>* memory, bool scale) {
+  static_assert(check_utility<Utility>());
+  const stopwatch clock;
+  options.validate();
+  problem.validate(utility);
+  if constexpr (is_scalable_problem<Problem>::value) {
+    Problem scaled;
+    const problem_scaling scaling =
+        scale ? scale_problem(problem, utility, scaled) : problem_scaling{};
+    if (!scaling.identity()) {
+      progress_callback report;
+      Eigen::VectorXd prices;
+      if (callback)
+        report = [&](const progress& p) { return callback(scaling.unscale(p, prices)); };
+      solve_result result = solve_validated<Backend>(role, scaling.copies() ? scaled : problem,
+                                                     utility, scaling.scaled(options), report,
+                                                     start, memory, clock, scaling.weight_factor());
+      scaling.unscale(result);
+      return result;
+    }
+  }
+  return solve_validated<Backend>(role, problem, utility, options, callback, start, memory, clock);
 }
 
 }  // namespace detail

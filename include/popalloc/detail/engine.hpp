@@ -28,12 +28,14 @@ template <class Executor, class Problem>
 class problem_storage;
 
 /// Host executors read the caller's arrays in place; device executors copy them once per solve.
+/// `weight_factor` != 1 multiplies every weight (the objective's unit of problem_scaling) in a
+/// copy of the weights only.
 template <class Executor, class Scalar>
 class problem_storage<Executor, dense_problem<Scalar>> {
  public:
   using view_type = dense_view<Scalar>;
 
-  problem_storage(Executor& exec, const dense_problem<Scalar>& p)
+  problem_storage(Executor& exec, const dense_problem<Scalar>& p, double weight_factor = 1.0)
       : total_options(p.jobs() * p.resources()) {
     view.n = p.jobs();
     view.m = static_cast<std::int32_t>(p.resources());
@@ -44,7 +46,15 @@ class problem_storage<Executor, dense_problem<Scalar>> {
     view.throughput = place(exec, p.throughput.data(), p.throughput.size(), throughput_);
     view.demand = place(exec, p.demand.data(), p.demand.size(), demand_);
     view.job_demand = place(exec, p.job_demand.data(), p.job_demand.size(), job_demand_);
-    view.weight = place(exec, p.weight.data(), p.weight.size(), weight_);
+    if (weight_factor != 1.0) {
+      const auto factor = static_cast<Scalar>(weight_factor);
+      scaled_weight_ = p.weight.size() != 0
+                           ? typename dense_problem<Scalar>::vector(p.weight * factor)
+                           : dense_problem<Scalar>::vector::Constant(p.jobs(), factor);
+      view.weight = place(exec, scaled_weight_.data(), scaled_weight_.size(), weight_);
+    } else {
+      view.weight = place(exec, p.weight.data(), p.weight.size(), weight_);
+    }
     view.target = place(exec, p.target.data(), p.target.size(), target_);
     if (any_closed) {
       exec.upload(closed.data(), closed.size(), closed_);
@@ -68,8 +78,21 @@ class problem_storage<Executor, dense_problem<Scalar>> {
     }
   }
   scalars throughput_, demand_, job_demand_, weight_, target_;
+  typename dense_problem<Scalar>::vector scaled_weight_;  // host memory, read in place on hosts
   typename Executor::template vector<unsigned char> closed_;
 };
+
+/// The storage of `p`, with its weights times `weight_factor` (dense problems only).
+template <class Executor, class Problem>
+problem_storage<Executor, Problem> make_problem_storage(Executor& exec, const Problem& p,
+                                                        double weight_factor) {
+  if constexpr (std::is_same_v<Problem, dense_problem<typename Problem::scalar_type>>) {
+    return problem_storage<Executor, Problem>(exec, p, weight_factor);
+  } else {
+    if (weight_factor != 1.0) throw std::logic_error("weights scaled on a problem without a copy");
+    return problem_storage<Executor, Problem>(exec, p);
+  }
+}
 
 template <class Executor, class Scalar>
 class problem_storage<Executor, bundle_problem<Scalar>> {
@@ -159,11 +182,11 @@ template <class Executor, class Problem, class Utility>
 class engine {
  public:
   /// `memory`: the per-job search starts to use and update, or null for the engine's own. One
-  /// whose size is not the job count is reset.
+  /// whose size is not the job count is reset. `weight_factor`: problem_scaling::weight_factor.
   engine(const Problem& problem, const Utility& utility, Executor exec,
-         job_memory<Executor>* memory = nullptr)
+         job_memory<Executor>* memory = nullptr, double weight_factor = 1.0)
       : exec_(std::move(exec)),
-        storage_(exec_, problem),
+        storage_(make_problem_storage(exec_, problem, weight_factor)),
         utility_(utility),
         n_(problem.jobs()),
         m_(static_cast<std::int32_t>(problem.resources())),

@@ -66,6 +66,12 @@ struct problem_scaling {
   double objective = 1.0;    ///< sigma: the scaled objective is sigma times the caller's
 
   bool identity() const { return job_time.size() == 0 && objective == 1.0; }
+  /// The solve reads a scaled copy of the problem (time units change the throughputs);
+  /// otherwise it reads the caller's problem with every weight times `objective`
+  /// (scaled_weight_storage), which spares a copy of the throughput matrix.
+  bool copies() const { return job_time.size() != 0; }
+  /// The factor the solve applies to the weights of the problem it reads.
+  double weight_factor() const { return copies() ? 1.0 : objective; }
 
   /// Options in the scaled units: the absolute gap and warm-start prices scale with sigma.
   solver_options scaled(const solver_options& options) const {
@@ -108,6 +114,17 @@ struct problem_scaling {
   }
 };
 
+/// Multiplies every weight of `p` by `factor` (all 1 when it has none).
+template <class Scalar>
+void scale_weights(dense_problem<Scalar>& p, double factor) {
+  const auto f = static_cast<Scalar>(factor);
+  if (p.weight.size() != 0) {
+    p.weight *= f;
+  } else {
+    p.weight = dense_problem<Scalar>::vector::Constant(p.jobs(), f);
+  }
+}
+
 /// 2^k for the least k with 2^k >= v (v > 0 finite).
 inline double power_of_two_above(double v) {
   int e = 0;
@@ -118,8 +135,8 @@ inline double power_of_two_above(double v) {
 /// 2^round(log2 v) (v > 0 finite).
 inline double nearest_power_of_two(double v) { return std::exp2(std::round(std::log2(v))); }
 
-/// The scales of `p` for `utility`, and the scaled problem in `scaled` when they are not the
-/// identity. Scales whose scaled data would leave the value range are dropped.
+/// The scales of `p` for `utility`, and the scaled problem in `scaled` when they copy() it.
+/// Scales whose scaled data would leave the value range are dropped.
 template <class Scalar, class Utility>
 problem_scaling scale_problem(const dense_problem<Scalar>& p, const Utility& utility,
                               dense_problem<Scalar>& scaled) {
@@ -176,6 +193,21 @@ problem_scaling scale_problem(const dense_problem<Scalar>& p, const Utility& uti
       s.objective = 1.0 / nearest_power_of_two(largest_range);
   }
   if (s.identity()) return s;
+  // Scaled data outside the value range (or below a float's normal range): solve as given.
+  const auto in_range = [](const auto& values, double factor = 1.0) {
+    for (Eigen::Index k = 0; k < values.size(); ++k) {
+      const double v = static_cast<double>(values.data()[k]) * factor;
+      if (!in_value_range(v) || (v != 0.0 && std::abs(v) < std::numeric_limits<Scalar>::min()))
+        return false;
+    }
+    return true;
+  };
+  if (!s.copies()) {
+    const bool weights_in_range =
+        p.weight.size() != 0 ? in_range(p.weight, s.objective)
+                             : in_range(Eigen::VectorXd(Eigen::VectorXd::Ones(1)), s.objective);
+    return weights_in_range ? s : problem_scaling{};
+  }
   scaled = p;
   if (any_time) {
     for (Eigen::Index i = 0; i < n; ++i)
@@ -189,22 +221,7 @@ problem_scaling scale_problem(const dense_problem<Scalar>& p, const Utility& uti
       scaled.job_demand = s.job_time.cast<Scalar>();
     }
   }
-  if (s.objective != 1.0) {
-    if (p.weight.size() != 0) {
-      scaled.weight *= static_cast<Scalar>(s.objective);
-    } else {
-      scaled.weight = dense_problem<Scalar>::vector::Constant(n, static_cast<Scalar>(s.objective));
-    }
-  }
-  // Scaled data outside the value range (or below a float's normal range): solve as given.
-  const auto in_range = [](const auto& values) {
-    for (Eigen::Index k = 0; k < values.size(); ++k) {
-      const double v = static_cast<double>(values.data()[k]);
-      if (!in_value_range(v) || (v != 0.0 && std::abs(v) < std::numeric_limits<Scalar>::min()))
-        return false;
-    }
-    return true;
-  };
+  if (s.objective != 1.0) scale_weights(scaled, s.objective);
   if (!in_range(scaled.throughput) || !in_range(scaled.demand) || !in_range(scaled.job_demand) ||
       !in_range(scaled.weight))
     return problem_scaling{};
