@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include "popalloc/detail/uninitialized_allocator.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/status.hpp"
 
@@ -21,10 +22,16 @@ namespace popalloc {
 /// job (for dense problems: the resource index), in increasing order. Most jobs use one or two
 /// options; a job indifferent between several (a tie the smoothing splits, or time to spare
 /// once its target is met) may use more.
+/// Its arrays are std::vectors whose resize() leaves new elements uninitialised, so that the
+/// solver writes millions of entries once, in parallel, instead of one thread zeroing them
+/// first; copy one into a plain std::vector by its iterators.
 struct allocation {
-  std::vector<std::int64_t> job_offset{0};
-  std::vector<std::int32_t> option;
-  std::vector<double> fraction;
+  template <class T>
+  using array = std::vector<T, detail::uninitialized_allocator<T>>;
+
+  array<std::int64_t> job_offset{0};
+  array<std::int32_t> option;
+  array<double> fraction;
 
   std::size_t jobs() const { return job_offset.size() - 1; }
 };

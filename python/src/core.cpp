@@ -228,10 +228,11 @@ namespace {
 // ---- numpy output -------------------------------------------------------------------------------
 
 /// A numpy array that owns `values` (moved to the heap, freed with the array).
-template <class T>
-nb::object to_numpy(std::vector<T>&& values) {
-  auto* owned = new std::vector<T>(std::move(values));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+template <class T, class Allocator>
+nb::object to_numpy(std::vector<T, Allocator>&& values) {
+  using owned_vector = std::vector<T, Allocator>;
+  auto* owned = new owned_vector(std::move(values));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<owned_vector*>(p); });
   const std::size_t shape[1] = {owned->size()};
   return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), 1, shape, owner));
 }

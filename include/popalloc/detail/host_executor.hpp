@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "popalloc/config.hpp"
+#include "popalloc/detail/uninitialized_allocator.hpp"
 
 #if POPALLOC_OPENMP_ACTIVE
 #include <omp.h>
@@ -32,28 +33,6 @@ inline std::int64_t chunk_count(std::int64_t n, std::int32_t width, std::int64_t
   const std::int64_t by_memory = std::max<std::int64_t>(4, (std::int64_t{1} << 22) / width);
   return std::max<std::int64_t>(1, std::min({by_size, by_memory, max_chunks}));
 }
-
-/// An allocator whose vectors' resize() leaves new elements default-initialised (no zeroing):
-/// the executor writes every element it later reads, in parallel, so that the pages of large
-/// per-job arrays are first touched by all threads instead of being zeroed by one.
-template <class T>
-struct uninitialized_allocator : std::allocator<T> {
-  uninitialized_allocator() noexcept = default;
-  template <class U>
-  uninitialized_allocator(const uninitialized_allocator<U>& /*other*/) noexcept {}
-  template <class U>
-  struct rebind {
-    using other = uninitialized_allocator<U>;
-  };
-  template <class U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
 
 /// Runs pass functors over host memory with OpenMP.
 class host_executor {
