@@ -77,7 +77,20 @@ TEST_CASE("[popalloc] invalid dense problems throw invalid_problem") {
                     popalloc::invalid_problem);
     p.weight[0] = 1.0;
     p.throughput.row(4).setZero();
-    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}),
+    CHECK_THROWS_WITH_AS(
+        popalloc::solve<popalloc_test::test_backend>(p, popalloc::utility::log{}),
+        "job 4 has no positive throughput on an open resource, so its utility is -infinity for "
+        "every allocation",
+        popalloc::invalid_problem);
+  }
+  SUBCASE("invalid demand entries are named") {
+    p.demand = decltype(p.demand)::Ones(5, 3);
+    p.demand(3, 2) = nan_value;
+    CHECK_THROWS_WITH_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
+                         "demand(3, 2) must be >= 0 and 0 or within [1e-60, 1e60] in magnitude",
+                         popalloc::invalid_problem);
+    p.demand(3, 2) = -2.0;
+    CHECK_THROWS_AS(popalloc::solve<popalloc_test::test_backend>(p, linear),
                     popalloc::invalid_problem);
   }
   SUBCASE("demand and job_demand together") {

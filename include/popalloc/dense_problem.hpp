@@ -37,9 +37,18 @@ struct dense_problem {
   Eigen::Index resources() const { return throughput.cols(); }
 
   /// \brief Throws invalid_problem (naming the offending entry) unless the data is usable by
-  /// `Utility`.
+  /// `Utility`: check_shape() and check_entries().
   template <class Utility>
-  void validate(const Utility& /*utility*/) const {
+  void validate(const Utility& utility) const {
+    check_shape(utility);
+    check_entries(utility);
+  }
+
+  /// \brief validate() but for the entries of `throughput` and `demand`: sizes, capacities and
+  /// the per-job vectors (popalloc::solve checks the matrices' entries in the pass that also
+  /// measures the problem's scale).
+  template <class Utility>
+  void check_shape(const Utility& /*utility*/) const {
     detail::check_utility<Utility>();
     const Eigen::Index n = jobs(), m = resources();
     if (n == 0) throw invalid_problem("problem has no jobs");
@@ -72,6 +81,14 @@ struct dense_problem {
       if (demand.rows() != n || demand.cols() != m)
         throw invalid_problem("demand must be " + std::to_string(n) + " x " + std::to_string(m));
     }
+  }
+
+  /// \brief The entries of `throughput` and `demand` (check_shape() first): each 0 or within the
+  /// value range, and for utilities that need it, a positive throughput on an open resource for
+  /// every job. Throws invalid_problem naming the first offending entry.
+  template <class Utility>
+  void check_entries(const Utility& /*utility*/) const {
+    const Eigen::Index n = jobs(), m = resources();
     // A branch-free parallel sweep accepts valid data at a fraction of the cost of the
     // sequential scan below, which runs only to name the first offending entry.
     if (entries_valid(throughput, Utility::requires_positive_throughput) &&

@@ -106,12 +106,14 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
   static_assert(check_utility<Utility>());
   const stopwatch clock;
   options.validate();
-  problem.validate(utility);
   if constexpr (is_scalable_problem<Problem>::value) {
-    Problem scaled;
-    const problem_scaling scaling =
-        scale ? scale_problem(problem, utility, scaled) : problem_scaling{};
-    if (!scaling.identity()) {
+    if (scale) {
+      problem.check_shape(utility);
+      Problem scaled;
+      const problem_scaling scaling = scale_problem(problem, utility, scaled);  // checks entries
+      if (scaling.identity())
+        return solve_validated<Backend>(role, problem, utility, options, callback, start, memory,
+                                        clock);
       progress_callback report;
       Eigen::VectorXd prices;
       if (callback)
@@ -123,6 +125,7 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
       return result;
     }
   }
+  problem.validate(utility);
   return solve_validated<Backend>(role, problem, utility, options, callback, start, memory, clock);
 }
 

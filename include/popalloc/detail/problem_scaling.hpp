@@ -33,6 +33,7 @@
 
 #include "popalloc/config.hpp"
 #include "popalloc/dense_problem.hpp"
+#include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
 #include "popalloc/utility.hpp"
@@ -135,56 +136,91 @@ inline double power_of_two_above(double v) {
 /// 2^round(log2 v) (v > 0 finite).
 inline double nearest_power_of_two(double v) { return std::exp2(std::round(std::log2(v))); }
 
+/// What scale_problem reads of one job: its useful capacity S_i (reach), its largest throughput
+/// on an open resource (0: none), and how many of its entries are invalid (neither 0 nor within
+/// the value range, or negative).
+struct job_measure {
+  double reach = 0.0, fastest = 0.0, bad = 0.0;
+};
+
+template <class Scalar>
+job_measure measure_job(const dense_problem<Scalar>& p, Eigen::Index i, Eigen::Index m) {
+  job_measure out;
+  const Scalar* a_row = p.throughput.data() + i * m;
+  const bool per_entry = p.demand.size() != 0;
+  const Scalar* d_row = per_entry ? p.demand.data() + i * m : nullptr;
+  // Counted in a double over a flat row: the form GCC vectorises (dense_problem::check_entries).
+  for (Eigen::Index j = 0; j < m; ++j) {
+    const double a = static_cast<double>(a_row[j]);
+    out.bad += (a == 0.0) | ((a >= value_min) & (a <= value_max)) ? 0.0 : 1.0;
+  }
+  if (per_entry) {
+    for (Eigen::Index j = 0; j < m; ++j) {
+      const double d = static_cast<double>(d_row[j]);
+      out.bad += (d == 0.0) | ((d >= value_min) & (d <= value_max)) ? 0.0 : 1.0;
+    }
+  }
+  for (Eigen::Index j = 0; j < m; ++j) {
+    const double a = static_cast<double>(a_row[j]), capacity = p.capacity[j];
+    if (!(a > 0.0) || !(capacity > 0.0)) continue;
+    out.fastest = std::max(out.fastest, a);
+    if (per_entry) {
+      const double d = static_cast<double>(d_row[j]);
+      out.reach += d > 0.0 ? capacity / d : HUGE_VAL;
+    } else {
+      out.reach += capacity;
+    }
+  }
+  if (!per_entry && p.job_demand.size() != 0) {
+    const double d = static_cast<double>(p.job_demand[i]);
+    out.reach = d > 0.0 ? out.reach / d : (out.reach > 0.0 ? HUGE_VAL : 0.0);
+  }
+  return out;
+}
+
 /// The scales of `p` for `utility`, and the scaled problem in `scaled` when they copy() it.
-/// Scales whose scaled data would leave the value range are dropped.
+/// Scales whose scaled data would leave the value range are dropped. Checks the entries of the
+/// throughput and demand matrices as dense_problem::check_entries does (throws invalid_problem);
+/// the rest of dense_problem::validate is the caller's (check_shape).
 template <class Scalar, class Utility>
 problem_scaling scale_problem(const dense_problem<Scalar>& p, const Utility& utility,
                               dense_problem<Scalar>& scaled) {
   problem_scaling s;
   const Eigen::Index n = p.jobs(), m = p.resources();
   // Job i's useful capacity S_i (its time unit is 2^ceil(log2 S_i) where S_i < time_limit) and
-  // the range of its utility at that unit. One parallel pass, a second only where a time unit
-  // changes: data of order 1 pays one read of the throughputs.
-  const auto job_reach = [&p, m](Eigen::Index i, double& fastest) {
-    double reach = 0.0;
-    fastest = 0.0;
-    for (Eigen::Index j = 0; j < m; ++j) {
-      const double a = static_cast<double>(p.throughput(i, j));
-      if (!(a > 0.0) || !(p.capacity[j] > 0.0)) continue;
-      fastest = std::max(fastest, a);
-      const double d = p.demand.size() != 0       ? static_cast<double>(p.demand(i, j))
-                       : p.job_demand.size() != 0 ? static_cast<double>(p.job_demand[i])
-                                                  : 1.0;
-      reach += d > 0.0 ? p.capacity[j] / d : HUGE_VAL;
-    }
-    return reach;
-  };
+  // the range of its utility at that unit, in the pass that also checks the matrices' entries
+  // (dense_problem::check_entries names the offender only when this pass finds one). A second
+  // pass only where a time unit changes: data of order 1 pays one read of the matrices.
+  const auto measure = [&p, m](Eigen::Index i) { return measure_job(p, i, m); };
   const auto time_unit = [](double reach) {
     return reach > 0.0 && reach < problem_scaling::time_limit ? power_of_two_above(reach) : 1.0;
   };
-  double largest_range = 0.0, smallest_unit = 1.0;
-  POPALLOC_PRAGMA_OMP(omp parallel for reduction(max : largest_range)
-                          reduction(min : smallest_unit) if (n * m > 65536))
+  double largest_range = 0.0, smallest_unit = 1.0, bad = 0.0, closed_rows = 0.0;
+  POPALLOC_PRAGMA_OMP(omp parallel for reduction(max : largest_range) reduction(min : smallest_unit)
+                          reduction(+ : bad, closed_rows) if (n * m > 65536))
   for (Eigen::Index i = 0; i < n; ++i) {
-    double fastest = 0.0;
-    const double unit = time_unit(job_reach(i, fastest));
+    const job_measure job_data = measure(i);
+    bad += job_data.bad;
+    closed_rows += job_data.fastest > 0.0 ? 0.0 : 1.0;
+    const double unit = time_unit(job_data.reach);
     smallest_unit = std::min(smallest_unit, unit);
     job_parameters job;
     job.weight = p.weight.size() != 0 ? static_cast<double>(p.weight[i]) : 1.0;
     job.target = p.target.size() != 0 ? static_cast<double>(p.target[i]) : 0.0;
     const double idle = utility.value(0.0, job);
-    const double range = std::isfinite(idle) ? utility.value(unit * fastest, job) - idle
+    const double range = std::isfinite(idle) ? utility.value(unit * job_data.fastest, job) - idle
                                              : job.weight;  // log: t f'(t) = w
     if (std::isfinite(range) && range > largest_range) largest_range = range;
+  }
+  if (bad != 0.0 || (Utility::requires_positive_throughput && closed_rows != 0.0)) {
+    p.check_entries(utility);
+    throw invalid_problem("the throughput or demand matrix has an invalid entry");
   }
   const bool any_time = smallest_unit < 1.0;
   Eigen::VectorXd time;
   if (any_time) {
     time.resize(n);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      double fastest = 0.0;
-      time[i] = time_unit(job_reach(i, fastest));
-    }
+    for (Eigen::Index i = 0; i < n; ++i) time[i] = time_unit(measure(i).reach);
   }
   s.job_time = std::move(time);  // empty unless a time unit changes
   if constexpr (weight_homogeneous<Utility>::value) {
