@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "popalloc/config.hpp"
 #include "popalloc/utility/job_parameters.hpp"
@@ -54,5 +55,10 @@ struct dense_view {
   /// Position of job i's first option in the problem's option order.
   POPALLOC_HD std::int64_t option_base(std::int64_t i) const { return i * m; }
 };
+
+template <class View>
+struct is_dense_view : std::false_type {};
+template <class Scalar>
+struct is_dense_view<dense_view<Scalar>> : std::true_type {};
 
 }  // namespace popalloc::detail

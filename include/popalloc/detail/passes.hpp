@@ -13,6 +13,7 @@
 
 #include "popalloc/config.hpp"
 #include "popalloc/detail/best_response.hpp"
+#include "popalloc/detail/dense_view.hpp"
 #include "popalloc/detail/regularized_response.hpp"
 #include "popalloc/utility/concept.hpp"
 #include "popalloc/utility/log.hpp"
@@ -1016,15 +1017,60 @@ struct initial_price_pass {
 
   POPALLOC_HD std::int32_t width() const { return 2 * m + 4; }
 
-  POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
+  /// Job i's time at an equal share (each job gets 1/n of each of its options' bottleneck
+  /// resource), summed over its options, and the throughput it gives.
+  POPALLOC_HD void equal_share(std::int64_t i, double& share_sum, double& tau) const {
     const std::int32_t count = view.option_count(i);
-    const double n = jobs;
-    const job_parameters job = view.parameters(i);
-    const double idle = utility.value(0.0, job);
-    double fastest = 0.0;
     for (std::int32_t o = 0; o < count; ++o) {
       const double a = view.value(i, o);
+      if (!(a > 0.0)) continue;
+      double share = 1.0;
+      const std::int32_t c = view.consumption_count(i, o);
+      for (std::int32_t k = 0; k < c; ++k) {
+        const double amount = view.consumption_amount(i, o, k);
+        if (amount > 0.0) {
+          // Unit amounts (dense problems without demands) skip the division.
+          const std::int32_t j = view.consumption_resource(i, o, k);
+          const double s = amount == 1.0 ? capacity[m + j] : capacity[j] / (jobs * amount);
+          if (s < share) share = s;
+        }
+      }
+      share_sum += share;
+      tau += share * a;
+    }
+  }
+
+  /// equal_share and the fastest option of a dense job in one scan of its row.
+  POPALLOC_HD void dense_equal_share(std::int64_t i, double& fastest, double& share_sum,
+                                     double& tau) const {
+    for (std::int32_t o = 0; o < m; ++o) {
+      const double a = view.value(i, o);
+      if (!(a > 0.0)) continue;
       if (a > fastest) fastest = a;
+      const double amount = view.amount(i, o);
+      double share = 1.0;
+      if (amount > 0.0) {
+        const double s = amount == 1.0 ? capacity[m + o] : capacity[o] / (jobs * amount);
+        if (s < share) share = s;
+      }
+      share_sum += share;
+      tau += share * a;
+    }
+  }
+
+  POPALLOC_HD void operator()(std::int64_t i, double* partial) const {
+    const std::int32_t count = view.option_count(i);
+    const job_parameters job = view.parameters(i);
+    const double idle = utility.value(0.0, job);
+    double fastest = 0.0, share_sum = 0.0, tau = 0.0;
+    if constexpr (is_dense_view<View>::value) {
+      dense_equal_share(i, fastest, share_sum, tau);
+    } else {
+      for (std::int32_t o = 0; o < count; ++o) {
+        const double a = view.value(i, o);
+        if (a > fastest) fastest = a;
+      }
+      equal_share(i, share_sum, tau);
     }
     partial[2 * m + 3] += utility.value(fastest, job);
     const bool idle_finite = is_finite(idle);
@@ -1032,24 +1078,6 @@ struct initial_price_pass {
       partial[2 * m] += idle;
     } else {
       partial[2 * m + 1] += 1.0;
-    }
-    double share_sum = 0.0, tau = 0.0;
-    for (std::int32_t o = 0; o < count; ++o) {
-      const double a = view.value(i, o);
-      if (!(a > 0.0)) continue;
-      double share = 1.0;  // each job gets 1/n of its option's bottleneck resource
-      const std::int32_t c = view.consumption_count(i, o);
-      for (std::int32_t k = 0; k < c; ++k) {
-        const double amount = view.consumption_amount(i, o, k);
-        if (amount > 0.0) {
-          // Unit amounts (dense problems without demands) skip the division.
-          const std::int32_t j = view.consumption_resource(i, o, k);
-          const double s = amount == 1.0 ? capacity[m + j] : capacity[j] / (n * amount);
-          if (s < share) share = s;
-        }
-      }
-      share_sum += share;
-      tau += share * a;
     }
     if (share_sum > 1.0) tau /= share_sum;
     const double expected_time = share_headroom * share_sum;
@@ -1062,6 +1090,17 @@ struct initial_price_pass {
     if (!idle_finite) partial[2 * m + 2] += tau * marginal;
     if (!is_finite(marginal_at_zero)) marginal_at_zero = 0.0;
     if (marginal == 0.0 && marginal_at_zero == 0.0) return;
+    if constexpr (is_dense_view<View>::value) {
+      // Zero contributions (marginal_at_zero is 0 for log) leave the sums as they are.
+      for (std::int32_t o = 0; o < count; ++o) {
+        const double a = view.value(i, o), total = view.amount(i, o);
+        if (!(a > 0.0) || !(total > 0.0)) continue;
+        partial[o] += total == 1.0 ? marginal * a : marginal * a / total;
+        if (marginal_at_zero != 0.0)
+          partial[m + o] += total == 1.0 ? marginal_at_zero * a : marginal_at_zero * a / total;
+      }
+      return;
+    }
     for (std::int32_t o = 0; o < count; ++o) {
       const double a = view.value(i, o);
       if (!(a > 0.0)) continue;
