@@ -94,30 +94,6 @@ sweep_options parse(int argc, char** argv) {
   return o;
 }
 
-popalloc::dense_problem<double> draw_problem(std::mt19937_64& rng) {
-  static constexpr double capacities[] = {1e-12, 1e-9, 1e-6, 1e-3, 1.0, 50.0};
-  static constexpr double weights[] = {1e-3, 1.0, 1e3};
-  std::uniform_real_distribution<double> speed(0.1, 2.0);
-  const int n = 1 + static_cast<int>(rng() % 6), m = 1 + static_cast<int>(rng() % 4);
-  popalloc::dense_problem<double> p;
-  p.throughput.resize(n, m);
-  p.capacity.resize(m);
-  p.weight.resize(n);
-  p.target.resize(n);
-  for (int i = 0; i < n; ++i) {
-    p.weight[i] = weights[rng() % 3];
-    bool usable = false;
-    for (int j = 0; j < m; ++j) {
-      p.throughput(i, j) = rng() % 4 == 0 ? 0.0 : speed(rng);
-      usable = usable || p.throughput(i, j) > 0.0;
-    }
-    if (!usable) p.throughput(i, 0) = 1.0;
-  }
-  for (int j = 0; j < m; ++j) p.capacity[j] = capacities[rng() % 6];
-  for (int i = 0; i < n; ++i) p.target[i] = capacities[rng() % 6] * speed(rng);
-  return p;
-}
-
 std::string describe(const popalloc::dense_problem<double>& p) {
   std::string out = std::to_string(p.jobs()) + " jobs, capacities";
   char number[32];
@@ -168,7 +144,7 @@ int main(int argc, char** argv) {
   std::map<std::string, int> counts;
   bool sound = true;
   for (int trial = 0; trial < options.trials; ++trial) {
-    const auto p = draw_problem(rng);
+    const auto p = popalloc_test::wide_range_problem(rng);
     sound &= run(p, popalloc::utility::linear{}, "linear", trial, options, counts);
     sound &=
         run(p, popalloc::utility::target_priority{}, "target-priority", trial, options, counts);

@@ -22,8 +22,8 @@
 
 namespace {
 
-constexpr double grid_capacities[] = {1e-12, 1e-9, 1e-6, 1e-3, 1.0, 50.0};
-constexpr double grid_weights[] = {1e-3, 1.0, 1e3};
+using popalloc_test::wide_capacities;
+using popalloc_test::wide_weights;
 
 /// One resource of capacity R: job i has throughput a_i on it, weight w_i and target T_i.
 popalloc::dense_problem<double> one_resource(double capacity, const std::vector<double>& a,
@@ -136,15 +136,15 @@ TEST_CASE("[scaling] one resource across the capacity and weight grid: the exact
   // different sizes: converged, feasible and within the tolerance of the closed-form optimum.
   std::mt19937_64 rng(11);
   int cases = 0;
-  for (const double capacity : grid_capacities) {
-    for (const double w0 : grid_weights) {
-      for (const double w1 : grid_weights) {
+  for (const double capacity : wide_capacities) {
+    for (const double w0 : wide_weights) {
+      for (const double w1 : wide_weights) {
         for (const int n : {1, 2, 3}) {
           std::vector<double> a, w, target;
           for (int i = 0; i < n; ++i) {
             a.push_back(popalloc_test::uniform(rng, 0.1, 2.0));
-            w.push_back(i == 0 ? w0 : (i == 1 ? w1 : grid_weights[rng() % 3]));
-            target.push_back(grid_capacities[rng() % 6] * popalloc_test::uniform(rng, 0.1, 2.0));
+            w.push_back(i == 0 ? w0 : (i == 1 ? w1 : wide_weights[rng() % 3]));
+            target.push_back(wide_capacities[rng() % 6] * popalloc_test::uniform(rng, 0.1, 2.0));
           }
           const auto p = one_resource(capacity, a, w, target);
           CAPTURE(capacity);
@@ -249,27 +249,11 @@ TEST_CASE("[scaling] the objective's unit alone scales the weights the solver re
 
 #if POPALLOC_TEST_HAVE_CLP
 TEST_CASE("[scaling] linear across the range of capacities and weights: the LP optimum") {
-  // Random problems of 1-6 jobs and 1-4 resources with capacities from 1e-12 to 50 in one
-  // problem and weights 1e6 apart (benchmarks/robustness_sweep.cpp draws the same kind).
+  // popalloc_test::wide_range_problem, as benchmarks/robustness_sweep.cpp draws them.
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 150; ++trial) {
-    const int n = 1 + static_cast<int>(rng() % 6), m = 1 + static_cast<int>(rng() % 4);
-    popalloc::dense_problem<double> p;
-    p.throughput.resize(n, m);
-    p.capacity.resize(m);
-    p.weight.resize(n);
-    p.target.resize(n);
-    for (int i = 0; i < n; ++i) {
-      p.weight[i] = grid_weights[rng() % 3];
-      bool usable = false;
-      for (int j = 0; j < m; ++j) {
-        p.throughput(i, j) = rng() % 4 == 0 ? 0.0 : popalloc_test::uniform(rng, 0.1, 2.0);
-        usable = usable || p.throughput(i, j) > 0.0;
-      }
-      if (!usable) p.throughput(i, 0) = 1.0;
-      p.target[i] = grid_capacities[rng() % 6] * popalloc_test::uniform(rng, 0.1, 2.0);
-    }
-    for (int j = 0; j < m; ++j) p.capacity[j] = grid_capacities[rng() % 6];
+    const auto p = popalloc_test::wide_range_problem(rng);
+    const auto n = p.jobs(), m = p.resources();
     CAPTURE(trial);
     // CLP's tolerances are absolute: its LP gets rows of capacity 1 (demands 1 / R_j) and
     // weights scaled to a largest objective coefficient of 1, and its optimum is scaled back.

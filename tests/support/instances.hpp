@@ -49,6 +49,36 @@ inline popalloc::dense_problem<double> random_problem(int n, int m, int seed,
   return p;
 }
 
+/// Capacities and weights across popalloc's supported range (tests/test_scaling.cpp,
+/// benchmarks/robustness_sweep.cpp).
+inline constexpr double wide_capacities[] = {1e-12, 1e-9, 1e-6, 1e-3, 1.0, 50.0};
+inline constexpr double wide_weights[] = {1e-3, 1.0, 1e3};
+
+/// 1-6 jobs x 1-4 resources whose capacities (from wide_capacities) can lie 1e13 apart in one
+/// problem and whose weights (from wide_weights) 1e6 apart: throughputs U(0.1, 2), a quarter of
+/// them 0 (each job keeps a positive one), targets a capacity from wide_capacities times
+/// U(0.1, 2).
+inline popalloc::dense_problem<double> wide_range_problem(std::mt19937_64& rng) {
+  const int n = 1 + static_cast<int>(rng() % 6), m = 1 + static_cast<int>(rng() % 4);
+  popalloc::dense_problem<double> p;
+  p.throughput.resize(n, m);
+  p.capacity.resize(m);
+  p.weight.resize(n);
+  p.target.resize(n);
+  for (int i = 0; i < n; ++i) {
+    p.weight[i] = wide_weights[rng() % 3];
+    bool usable = false;
+    for (int j = 0; j < m; ++j) {
+      p.throughput(i, j) = rng() % 4 == 0 ? 0.0 : uniform(rng, 0.1, 2.0);
+      usable = usable || p.throughput(i, j) > 0.0;
+    }
+    if (!usable) p.throughput(i, 0) = 1.0;
+    p.target[i] = wide_capacities[rng() % 6] * uniform(rng, 0.1, 2.0);
+  }
+  for (int j = 0; j < m; ++j) p.capacity[j] = wide_capacities[rng() % 6];
+  return p;
+}
+
 /// Largest violation of x >= 0, per-job sum <= 1 and per-resource usage <= capacity (absolute).
 /// Usage is summed in long double: a plain double sum of a million equal fractions carries a
 /// rounding error (~1e-11 relative) as large as the solver's capacity margin.
