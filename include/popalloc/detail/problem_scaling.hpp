@@ -69,7 +69,7 @@ struct problem_scaling {
   bool identity() const { return job_time.size() == 0 && objective == 1.0; }
   /// The solve reads a scaled copy of the problem (time units change the throughputs);
   /// otherwise it reads the caller's problem with every weight times `objective`
-  /// (scaled_weight_storage), which spares a copy of the throughput matrix.
+  /// (the engine's problem_storage copies the weights alone), which spares a copy of the matrix.
   bool copies() const { return job_time.size() != 0; }
   /// The factor the solve applies to the weights of the problem it reads.
   double weight_factor() const { return copies() ? 1.0 : objective; }
