@@ -1099,20 +1099,20 @@ struct initial_price_pass {
         if (marginal_at_zero != 0.0)
           partial[m + o] += total == 1.0 ? marginal_at_zero * a : marginal_at_zero * a / total;
       }
-      return;
-    }
-    for (std::int32_t o = 0; o < count; ++o) {
-      const double a = view.value(i, o);
-      if (!(a > 0.0)) continue;
-      const std::int32_t c = view.consumption_count(i, o);
-      double total = 0.0;
-      for (std::int32_t k = 0; k < c; ++k) total += view.consumption_amount(i, o, k);
-      if (!(total > 0.0)) continue;
-      for (std::int32_t k = 0; k < c; ++k) {
-        if (view.consumption_amount(i, o, k) > 0.0) {
-          const std::int32_t j = view.consumption_resource(i, o, k);
-          partial[j] += total == 1.0 ? marginal * a : marginal * a / total;
-          partial[m + j] += total == 1.0 ? marginal_at_zero * a : marginal_at_zero * a / total;
+    } else {  // nvcc flags a loop after a discarded branch's return as unreachable
+      for (std::int32_t o = 0; o < count; ++o) {
+        const double a = view.value(i, o);
+        if (!(a > 0.0)) continue;
+        const std::int32_t c = view.consumption_count(i, o);
+        double total = 0.0;
+        for (std::int32_t k = 0; k < c; ++k) total += view.consumption_amount(i, o, k);
+        if (!(total > 0.0)) continue;
+        for (std::int32_t k = 0; k < c; ++k) {
+          if (view.consumption_amount(i, o, k) > 0.0) {
+            const std::int32_t j = view.consumption_resource(i, o, k);
+            partial[j] += total == 1.0 ? marginal * a : marginal * a / total;
+            partial[m + j] += total == 1.0 ? marginal_at_zero * a : marginal_at_zero * a / total;
+          }
         }
       }
     }
