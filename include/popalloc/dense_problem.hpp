@@ -130,7 +130,7 @@ struct dense_problem {
     POPALLOC_PRAGMA_OMP(omp parallel for reduction(+ : bad) if (total > 65536))
     for (Eigen::Index k = 0; k < total; ++k) {
       const double v = static_cast<double>(data[k]);
-      bad += (v == 0.0) | ((v >= value_min) & (v <= value_max)) ? 0.0 : 1.0;
+      bad += detail::invalid_nonnegative(v);
     }
     if (bad != 0.0 || !need_open_option) return bad == 0.0;
     int closed_rows = 0;

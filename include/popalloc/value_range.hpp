@@ -27,6 +27,12 @@ inline bool in_value_range(double v) {
          (magnitude == 0.0 || (magnitude >= value_min && magnitude <= value_max));
 }
 
+/// 1 unless v is 0 or within [value_min, value_max] (so 1 for negatives and NaN), as a double:
+/// the branch-free form GCC vectorises in sweeps that count invalid entries.
+inline double invalid_nonnegative(double v) {
+  return (v == 0.0) | ((v >= value_min) & (v <= value_max)) ? 0.0 : 1.0;
+}
+
 /// The range as written in error messages.
 inline const char* value_range_text() { return "0 or within [1e-60, 1e60] in magnitude"; }
 /// The range of a quantity that must be positive, as written in error messages.

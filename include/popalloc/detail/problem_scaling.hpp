@@ -149,17 +149,11 @@ job_measure measure_job(const dense_problem<Scalar>& p, Eigen::Index i, Eigen::I
   const Scalar* a_row = p.throughput.data() + i * m;
   const bool per_entry = p.demand.size() != 0;
   const Scalar* d_row = per_entry ? p.demand.data() + i * m : nullptr;
-  // Counted in a double over a flat row: the form GCC vectorises (dense_problem::check_entries).
-  for (Eigen::Index j = 0; j < m; ++j) {
-    const double a = static_cast<double>(a_row[j]);
-    out.bad += (a == 0.0) | ((a >= value_min) & (a <= value_max)) ? 0.0 : 1.0;
-  }
-  if (per_entry) {
-    for (Eigen::Index j = 0; j < m; ++j) {
-      const double d = static_cast<double>(d_row[j]);
-      out.bad += (d == 0.0) | ((d >= value_min) & (d <= value_max)) ? 0.0 : 1.0;
-    }
-  }
+  for (Eigen::Index j = 0; j < m; ++j)
+    out.bad += invalid_nonnegative(static_cast<double>(a_row[j]));
+  if (per_entry)
+    for (Eigen::Index j = 0; j < m; ++j)
+      out.bad += invalid_nonnegative(static_cast<double>(d_row[j]));
   for (Eigen::Index j = 0; j < m; ++j) {
     const double a = static_cast<double>(a_row[j]), capacity = p.capacity[j];
     if (!(a > 0.0) || !(capacity > 0.0)) continue;
