@@ -317,3 +317,68 @@ TEST_CASE("[popalloc] closed-form saturation equals the piece search on random j
   }
   CHECK(closed_form > 5000);  // the case is common, not a corner
 }
+
+namespace {
+
+/// The smoothed response of a strictly concave utility from the search start `guess`, checked
+/// against its defining equation nu = f'(t(nu)); returns its slope.
+template <class Utility>
+double checked_smooth_response(const popalloc::detail::local_options& job, double kappa,
+                               const Utility& u, const job_parameters& params, double guess) {
+  const auto s = popalloc::detail::smooth_regularized_response(job, kappa, u, params, guess);
+  const double t = throughput_at(job, kappa, s);
+  CHECK(t > 0.0);
+  CHECK(s.nu == doctest::Approx(u.marginal(t, params)).epsilon(1e-7));
+  return s.nu;
+}
+
+}  // namespace
+
+TEST_CASE("[popalloc] the smoothed response is the same root from every search start") {
+  // Starts below the entry slope min_o k_o / a_o (where no option profits and the search jumps
+  // past it), at it, inside the root's piece and far above the root all find the same slope.
+  // Smoothing and weights stay where the rounding of t (about 1e-14 nu dt/dnu, which the search
+  // accepts as a residual) is far below the tolerances checked.
+  std::mt19937_64 rng(11);
+  const popalloc::utility::log log_utility;
+  const popalloc::utility::power power_utility(0.5);
+  for (int trial = 0; trial < 5000; ++trial) {
+    popalloc::detail::local_options job;
+    job.n = 1 + static_cast<int>(rng() % 8);
+    for (int o = 0; o < job.n; ++o) {
+      job.a[o] = rng() % 7 == 0 ? 0.0 : popalloc_test::uniform(rng, 0.05, 2.0);
+      job.k[o] = rng() % 5 == 0 ? 0.0 : popalloc_test::uniform(rng, 0.0, 2.0);
+    }
+    job.a[0] = popalloc_test::uniform(rng, 0.05, 2.0);  // log needs an open option
+    const double kappa = std::pow(10.0, -popalloc_test::uniform(rng, 0.0, 4.0));
+    const job_parameters params{std::pow(10.0, popalloc_test::uniform(rng, -2.0, 2.0)), 0.0};
+    CAPTURE(trial);
+    const double entry = popalloc::detail::entry_slope(job);
+    const double reference = checked_smooth_response(job, kappa, log_utility, params, 0.0);
+    for (const double guess : {0.5 * entry, entry, reference * (1.0 + 1e-6), 10.0 * reference})
+      if (guess > 0.0)
+        CHECK(checked_smooth_response(job, kappa, log_utility, params, guess) ==
+              doctest::Approx(reference).epsilon(1e-8));
+    if (entry < power_utility.marginal(0.0, params)) {
+      const double power_reference =
+          checked_smooth_response(job, kappa, power_utility, params, 0.0);
+      CHECK(checked_smooth_response(job, kappa, power_utility, params, 0.5 * entry) ==
+            doctest::Approx(power_reference).epsilon(1e-8));
+    }
+  }
+}
+
+TEST_CASE("[popalloc] a smoothed log response whose root lies at its entry slope keeps t > 0") {
+  // A job of tiny weight under tiny smoothing (found by robustness_sweep): its root rounds to
+  // the entry slope itself, where every fraction is 0, so the search must not stop there.
+  const auto job = make_job({0.0025984808258939212, 0.00109525305786336},
+                            {8.8218159391327013, 6.4369769380645634});
+  const job_parameters params{9.7656250000000002e-07, 0.0};
+  const double kappa = 9.7656250000000008e-09;
+  const double entry = popalloc::detail::entry_slope(job);
+  CHECK(entry == 8.8218159391327013 / 0.0025984808258939212);
+  const auto s = popalloc::detail::smooth_regularized_response(job, kappa, popalloc::utility::log{},
+                                                               params, entry);
+  CHECK(throughput_at(job, kappa, s) > 0.0);
+  CHECK(s.nu > entry);
+}

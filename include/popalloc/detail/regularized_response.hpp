@@ -528,19 +528,42 @@ POPALLOC_HD inline double piece_root(double alpha, double beta, const Utility& u
   return t;
 }
 
+/// The smallest slope at which some option profits, min over a_o > 0 of k_o / a_o (HUGE_VAL when
+/// no option has a positive value): below it the response is idle.
+template <class Job>
+POPALLOC_HD inline double entry_slope(const Job& job) {
+  double best_k = HUGE_VAL, best_a = 1.0;
+  const std::int32_t count = job.count();
+  for (std::int32_t o = 0; o < count; ++o) {
+    const double a = job.value(o), k = job.cost(o);
+    if (a > 0.0 && k * best_a < best_k * a) best_k = k, best_a = a;
+  }
+  return best_k / best_a;
+}
+
 /// Regularised best response for a strictly concave utility: the slope nu of the linearised
 /// problem must equal f'(t(nu)). phi(nu) = nu - f'(t(nu)) is increasing (t is nondecreasing and
 /// f' decreasing). On each piece of t(nu) the equation is solved exactly (piece_root); when that
 /// root lies beyond the piece the search moves to the neighbouring piece, with a bracket on phi's
-/// sign as the safeguard. With the previous evaluation's slope as `nu_guess` one projection is
-/// the usual cost.
+/// sign as the safeguard. The search starts at the previous evaluation's slope `nu_guess`, or
+/// just past the entry slope when that is lower: under the small smoothing levels of a solve's
+/// end a job's margin nu a_o - k_o is a small share of its cost, so a few per cent of price
+/// movement leaves most jobs without a profitable option at their old slope, and the search
+/// would spend a projection and a piece bound to find the entry slope.
 template <class Job, class Utility>
 POPALLOC_HD inline regularized_state smooth_regularized_response(const Job& job, double kappa,
                                                                  const Utility& utility,
                                                                  const job_parameters& params,
                                                                  double nu_guess) {
   double lo = 0.0, hi = HUGE_VAL;
-  response_piece piece = locate_piece(job, kappa, nu_guess > 0.0 ? nu_guess : 1.0);
+  double start = nu_guess > 0.0 ? nu_guess : 1.0;
+  const double entry = entry_slope(job);
+  if (start <= entry && entry < utility.marginal(0.0, params)) {
+    // Up to the entry slope t = 0, so phi = nu - f'(0) < 0 there: the root lies above it.
+    lo = entry;
+    start = entry + 1e-13 * entry + 1e-300;
+  }
+  response_piece piece = locate_piece(job, kappa, start);
   for (int iteration = 0; iteration < 200; ++iteration) {
     const double nu = piece.nu0;
     const double phi = nu - utility.marginal(piece.tau, params);
