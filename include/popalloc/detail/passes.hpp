@@ -118,6 +118,20 @@ POPALLOC_HD inline void visit_state_fractions(const View& view, std::int64_t i,
     r.nu = s.extra[i];
     const double normalizer =
         (flags & state_normalized) != 0 ? time_normalizer(view, i, prices, kappa, s) : 1.0;
+    if constexpr (is_dense_view<View>::value) {
+      // regularized_fraction's arithmetic, bit for bit, on the row itself: no per-option checks
+      // for closed resources and demands.
+      if (view.closed == nullptr && view.demand == nullptr && view.job_demand == nullptr) {
+        const auto* row = view.throughput + view.option_base(i);
+        const double inv_kappa = 1.0 / kappa;
+        for (std::int32_t o = 0; o < options; ++o) {
+          const double y = (r.nu * static_cast<double>(row[o]) - prices[o]) * inv_kappa - r.lambda;
+          const double x = (y > 0.0 ? y : 0.0) * normalizer;
+          if (x > 0.0) visit(o, x);
+        }
+        return;
+      }
+    }
     const job_options<View> job{view, i, prices};
     for (std::int32_t o = 0; o < options; ++o) {
       const double x = regularized_fraction(job, o, kappa, r) * normalizer;
