@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief The hull walk against brute force over all pairs of options (resalloc's method), the
-/// exact dual terms the regularised pass takes from its response against the hull walk, and the
-/// closed-form saturated response against the piece search.
+/// exact dual terms the regularised pass takes from its response against the hull walk, the
+/// closed-form saturated response against the piece search, and the smoothed response of
+/// strictly concave utilities from every search start.
 #include <algorithm>
 #include <cmath>
 #include <random>
