@@ -1031,6 +1031,15 @@ struct initial_price_pass {
 
   POPALLOC_HD std::int32_t width() const { return 2 * m + 4; }
 
+  /// A dense problem with every resource open and every amount 1.
+  POPALLOC_HD bool plain_dense() const {
+    if constexpr (is_dense_view<View>::value) {
+      return view.closed == nullptr && view.demand == nullptr && view.job_demand == nullptr;
+    } else {
+      return false;
+    }
+  }
+
   /// Job i's time at an equal share (each job gets 1/n of each of its options' bottleneck
   /// resource), summed over its options, and the throughput it gives.
   POPALLOC_HD void equal_share(std::int64_t i, double& share_sum, double& tau) const {
@@ -1057,6 +1066,19 @@ struct initial_price_pass {
   /// equal_share and the fastest option of a dense job in one scan of its row.
   POPALLOC_HD void dense_equal_share(std::int64_t i, double& fastest, double& share_sum,
                                      double& tau) const {
+    if (plain_dense()) {
+      // The loop below with every resource open and every amount 1, bit for bit.
+      const auto* row = view.throughput + view.option_base(i);
+      for (std::int32_t o = 0; o < m; ++o) {
+        const double a = static_cast<double>(row[o]);
+        if (!(a > 0.0)) continue;
+        if (a > fastest) fastest = a;
+        const double share = capacity[m + o] < 1.0 ? capacity[m + o] : 1.0;
+        share_sum += share;
+        tau += share * a;
+      }
+      return;
+    }
     for (std::int32_t o = 0; o < m; ++o) {
       const double a = view.value(i, o);
       if (!(a > 0.0)) continue;
@@ -1106,6 +1128,16 @@ struct initial_price_pass {
     if (marginal == 0.0 && marginal_at_zero == 0.0) return;
     if constexpr (is_dense_view<View>::value) {
       // Zero contributions (marginal_at_zero is 0 for log) leave the sums as they are.
+      if (plain_dense()) {
+        const auto* row = view.throughput + view.option_base(i);
+        for (std::int32_t o = 0; o < count; ++o) {
+          const double a = static_cast<double>(row[o]);
+          if (!(a > 0.0)) continue;
+          partial[o] += marginal * a;
+          if (marginal_at_zero != 0.0) partial[m + o] += marginal_at_zero * a;
+        }
+        return;
+      }
       for (std::int32_t o = 0; o < count; ++o) {
         const double a = view.value(i, o), total = view.amount(i, o);
         if (!(a > 0.0) || !(total > 0.0)) continue;
