@@ -20,7 +20,6 @@
 #include "popalloc/detail/dense_view.hpp"
 #include "popalloc/detail/host_executor.hpp"
 #include "popalloc/detail/passes.hpp"
-#include "popalloc/detail/problem_scaling.hpp"
 #include "popalloc/result.hpp"
 
 namespace popalloc::detail {
@@ -48,7 +47,10 @@ class problem_storage<Executor, dense_problem<Scalar>> {
     view.demand = place(exec, p.demand.data(), p.demand.size(), demand_);
     view.job_demand = place(exec, p.job_demand.data(), p.job_demand.size(), job_demand_);
     if (weight_factor != 1.0) {
-      scaled_weight_ = scaled_weights(p, weight_factor);
+      const auto factor = static_cast<Scalar>(weight_factor);
+      scaled_weight_ = p.weight.size() != 0
+                           ? typename dense_problem<Scalar>::vector(p.weight * factor)
+                           : dense_problem<Scalar>::vector::Constant(p.jobs(), factor);
       view.weight = place(exec, scaled_weight_.data(), scaled_weight_.size(), weight_);
     } else {
       view.weight = place(exec, p.weight.data(), p.weight.size(), weight_);

@@ -115,19 +115,15 @@ struct problem_scaling {
   }
 };
 
-/// The weights of `p` times `factor` (a weight of 1 for every job when it has none).
-template <class Scalar>
-typename dense_problem<Scalar>::vector scaled_weights(const dense_problem<Scalar>& p,
-                                                      double factor) {
-  const auto f = static_cast<Scalar>(factor);
-  if (p.weight.size() != 0) return p.weight * f;
-  return dense_problem<Scalar>::vector::Constant(p.jobs(), f);
-}
-
-/// Multiplies every weight of `p` by `factor`.
+/// Multiplies every weight of `p` by `factor` (all 1 when it has none).
 template <class Scalar>
 void scale_weights(dense_problem<Scalar>& p, double factor) {
-  p.weight = scaled_weights(p, factor);
+  const auto f = static_cast<Scalar>(factor);
+  if (p.weight.size() != 0) {
+    p.weight *= f;
+  } else {
+    p.weight = dense_problem<Scalar>::vector::Constant(p.jobs(), f);
+  }
 }
 
 /// 2^k for the least k with 2^k >= v (v > 0 finite).
@@ -236,7 +232,12 @@ problem_scaling scale_problem(const dense_problem<Scalar>& p, const Utility& uti
     }
     return true;
   };
-  if (!s.copies()) return in_range(scaled_weights(p, s.objective)) ? s : problem_scaling{};
+  if (!s.copies()) {
+    const bool weights_in_range =
+        p.weight.size() != 0 ? in_range(p.weight, s.objective)
+                             : in_range(Eigen::VectorXd(Eigen::VectorXd::Ones(1)), s.objective);
+    return weights_in_range ? s : problem_scaling{};
+  }
   scaled = p;
   if (any_time) {
     for (Eigen::Index i = 0; i < n; ++i)
