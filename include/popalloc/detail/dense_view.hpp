@@ -54,6 +54,12 @@ struct dense_view {
   }
   /// Position of job i's first option in the problem's option order.
   POPALLOC_HD std::int64_t option_base(std::int64_t i) const { return i * m; }
+  /// Every resource open and every amount 1: value(i, o) is row(i)[o] and cost(i, o, p) is p[o].
+  POPALLOC_HD bool unit_and_open() const {
+    return closed == nullptr && demand == nullptr && job_demand == nullptr;
+  }
+  /// Job i's throughputs (m entries).
+  POPALLOC_HD const Scalar* row(std::int64_t i) const { return throughput + option_base(i); }
 };
 
 template <class View>

@@ -121,8 +121,8 @@ POPALLOC_HD inline void visit_state_fractions(const View& view, std::int64_t i,
     if constexpr (is_dense_view<View>::value) {
       // regularized_fraction's arithmetic, bit for bit, on the row itself: no per-option checks
       // for closed resources and demands.
-      if (view.closed == nullptr && view.demand == nullptr && view.job_demand == nullptr) {
-        const auto* row = view.throughput + view.option_base(i);
+      if (view.unit_and_open()) {
+        const auto* row = view.row(i);
         const double inv_kappa = 1.0 / kappa;
         for (std::int32_t o = 0; o < options; ++o) {
           const double y = (r.nu * static_cast<double>(row[o]) - prices[o]) * inv_kappa - r.lambda;
@@ -1034,7 +1034,7 @@ struct initial_price_pass {
   /// A dense problem with every resource open and every amount 1.
   POPALLOC_HD bool plain_dense() const {
     if constexpr (is_dense_view<View>::value) {
-      return view.closed == nullptr && view.demand == nullptr && view.job_demand == nullptr;
+      return view.unit_and_open();
     } else {
       return false;
     }
@@ -1068,7 +1068,7 @@ struct initial_price_pass {
                                      double& tau) const {
     if (plain_dense()) {
       // The loop below with every resource open and every amount 1, bit for bit.
-      const auto* row = view.throughput + view.option_base(i);
+      const auto* row = view.row(i);
       for (std::int32_t o = 0; o < m; ++o) {
         const double a = static_cast<double>(row[o]);
         if (!(a > 0.0)) continue;
@@ -1129,7 +1129,7 @@ struct initial_price_pass {
     if constexpr (is_dense_view<View>::value) {
       // Zero contributions (marginal_at_zero is 0 for log) leave the sums as they are.
       if (plain_dense()) {
-        const auto* row = view.throughput + view.option_base(i);
+        const auto* row = view.row(i);
         for (std::int32_t o = 0; o < count; ++o) {
           const double a = static_cast<double>(row[o]);
           if (!(a > 0.0)) continue;

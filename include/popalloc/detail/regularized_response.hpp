@@ -320,12 +320,15 @@ POPALLOC_HD inline void bound_piece(const Job& job, double kappa, response_piece
   piece.hi = hi;
 }
 
+/// The next slope above nu >= 0 that a projection tells apart from nu: just past a breakpoint.
+POPALLOC_HD inline double just_above(double nu) { return nu + 1e-13 * nu + 1e-300; }
+
 /// Next slope when the root lies beyond `piece` (above it if `up`): just past the breakpoint,
 /// so the projection there sees the neighbouring piece, kept inside the bracket (lo, hi).
 POPALLOC_HD inline double step_past(const response_piece& piece, bool up, double lo, double hi) {
   double next;
   if (up) {
-    next = piece.hi < HUGE_VAL ? piece.hi + 1e-13 * piece.hi + 1e-300 : 16.0 * piece.nu0;
+    next = piece.hi < HUGE_VAL ? just_above(piece.hi) : 16.0 * piece.nu0;
   } else {
     next = piece.lo - 1e-13 * piece.lo;
   }
@@ -561,7 +564,7 @@ POPALLOC_HD inline regularized_state smooth_regularized_response(const Job& job,
   if (start <= entry && entry < utility.marginal(0.0, params)) {
     // Up to the entry slope t = 0, so phi = nu - f'(0) < 0 there: the root lies above it.
     lo = entry;
-    start = entry + 1e-13 * entry + 1e-300;
+    start = just_above(entry);
   }
   response_piece piece = locate_piece(job, kappa, start);
   for (int iteration = 0; iteration < 200; ++iteration) {
