@@ -96,9 +96,10 @@ POP:
 
 Space sharing:
   --space-sharing     Gavel's packed policies: two jobs of the same scale factor may also
-                      share GPUs at their co-located throughputs (max-min-fairness, plain, or
-                      max-throughput; not with --heterogeneity-agnostic, --gpu-cost, SLO floors,
-                      --water-filling, --state or --allocation). Needs the co-located entries of
+                      share GPUs at their co-located throughputs (max-min-fairness, plain unless
+                      --water-filling is given, or max-throughput; not with
+                      --heterogeneity-agnostic, --gpu-cost, SLO floors, --state or
+                      --allocation). Needs the co-located entries of
                       --throughputs FILE; without it the shipped
                       share/popalloc/gavel/simulation_throughputs.json is read
   --pair-threshold X  offer a pair on a type only if T_pair_a / T_a + T_pair_b / T_b >= X
@@ -255,6 +256,8 @@ arguments parse_arguments(int argc, char** argv) {
   if (const auto* v = value_of("pop-strategy")) a.pop_strategy = *v;
   a.compare_full = has("compare-full");
   a.space_sharing = has("space-sharing");
+  // Packed max-min is plain unless asked (popalloc-schedule's earlier packed results stay).
+  if (a.space_sharing) a.water_filling = has("water-filling");
   if (const auto* v = value_of("pair-threshold")) {
     a.pair_threshold = read_value.number(*v, "--pair-threshold", popalloc_cli::at_least(0.0));
   }
@@ -287,9 +290,6 @@ arguments parse_arguments(int argc, char** argv) {
     };
     if (a.agnostic)
       refuse("--heterogeneity-agnostic", "the packed policies are heterogeneity-aware");
-    if (has("water-filling"))
-      refuse("--water-filling",
-             "packed max-min is plain max-min; use --no-water-filling or neither");
     if (!a.gpu_cost.empty()) refuse("--gpu-cost", "GPU costs are not supported with sharing");
     if (policy == pc::policy_kind::max_throughput && a.slos && a.slo_floors)
       refuse("SLO floors", "add --no-slo-floors");
@@ -327,7 +327,7 @@ arguments parse_arguments(int argc, char** argv) {
     for (const char* pop_only : {"pop-seed", "pop-strategy"})
       if (has(pop_only)) warn(std::string("--") + pop_only + " does nothing without --pop K > 1");
   }
-  if (a.policy != "max-min-fairness" && (!a.water_filling || has("water-filling")))
+  if (a.policy != "max-min-fairness" && (has("no-water-filling") || has("water-filling")))
     warn("--water-filling and --no-water-filling only apply to --policy max-min-fairness");
   if (a.policy != "max-throughput" && (!a.gpu_cost.empty() || !a.slo_floors))
     warn("--gpu-cost and --no-slo-floors only apply to --policy max-throughput");
@@ -539,8 +539,7 @@ int run(int argc, char** argv) {
     throw usage_error(std::string("--policy: ") + e.what());
   }
   o.heterogeneity_agnostic = args.agnostic;
-  // Packed max-min is plain max-min (with the total raised at the optimal minimum).
-  o.water_filling = args.water_filling && !args.space_sharing;
+  o.water_filling = args.water_filling;
   o.class_lp_max_classes = args.class_lp_max_classes;
   o.pairing.min_combined_throughput = args.pair_threshold;
   o.slo_floors = args.slo_floors;

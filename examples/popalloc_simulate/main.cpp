@@ -72,8 +72,9 @@ Policy:
   --heterogeneity-agnostic  Gavel's agnostic variant (and type order shuffled every round)
   --pop K                POP with K parts (default 1)
   --space-sharing        Gavel's packed policies: two jobs of the same scale factor may share
-                         GPUs at their co-located throughputs (max-min-fairness or
-                         max-throughput; not with --heterogeneity-agnostic or --water-filling).
+                         GPUs at their co-located throughputs (max-min-fairness, plain or
+                         with --water-filling, or max-throughput; not with
+                         --heterogeneity-agnostic).
                          Needs the co-located entries of --throughputs FILE; without it the
                          shipped share/popalloc/gavel/simulation_throughputs.json is read.
                          gpu_utilization then counts a shared GPU once
@@ -230,10 +231,6 @@ settings interpret(const given_options& given) {
       usage_error(
           "--space-sharing cannot be combined with --heterogeneity-agnostic (the packed "
           "policies are heterogeneity-aware)");
-    if (s.policy.water_filling)
-      usage_error(
-          "--space-sharing cannot be combined with --water-filling (packed max-min is plain "
-          "max-min)");
   }
   if (s.policy.water_filling && s.policy.policy != pc::policy_kind::max_min_fairness)
     std::fprintf(stderr,

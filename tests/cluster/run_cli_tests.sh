@@ -186,6 +186,19 @@ assert abs(m - p["objective"]) <= 1e-9 * m, (m, p["objective"])
 assert sh["inputs"]["throughputs"].endswith("gavel/simulation_throughputs.json"), sh["inputs"]
 assert sh["objective"] == p["objective"] and sh["pairs"] == p["pairs"]
 PY
+check "space sharing with water filling" "$prog" --throughputs "$tp" --cluster v100:8,p100:8,k80:8 \
+  --trace "$data/traces/max_min_fairness.trace" --space-sharing --water-filling \
+  --output "$scratch/packed_wf.json" --quiet
+check "space sharing with water filling: same minimum, no job below it" python3 - "$scratch" <<'PY'
+import json, sys
+p, w = (json.load(open(f"{sys.argv[1]}/{n}.json")) for n in ("packed", "packed_wf"))
+assert w["water_filling"] is True and w["status"] == "converged" and w["water_filling_levels"] >= 1
+assert abs(w["objective"] - p["objective"]) <= 1e-9 * p["objective"], (w["objective"], p["objective"])
+assert w["objective"] <= w["dual_bound"] <= w["objective"] * (1 + 1e-9)
+levels = sorted(j["normalized_throughput"] for j in w["jobs"])
+assert levels[0] >= w["objective"] * (1 - 1e-9)
+print(f"water filling: {w['water_filling_levels']} levels, median level {levels[len(levels) // 2]:.4f}")
+PY
 check "space sharing: max-throughput, POP, pair threshold" "$prog" --jobs 40 --seed 2 --single-gpu \
   --space-sharing --policy max-throughput --pop 2 --pair-threshold 1.5 --output "$scratch/packed_mt.json" --quiet
 check "space sharing: max-throughput output" python3 -c "
@@ -200,7 +213,6 @@ expect_one_line 2 "--space-sharing runs --policy max-min-fairness or max-through
   --space-sharing --policy min-makespan
 expect_one_line 2 "--space-sharing cannot be combined with --heterogeneity-agnostic" \
   --space-sharing --heterogeneity-agnostic
-expect_one_line 2 "cannot be combined with --water-filling" --space-sharing --water-filling
 expect_one_line 2 "cannot be combined with --gpu-cost" --space-sharing --policy max-throughput \
   --gpu-cost v100:3,p100:2,k80:1
 expect_one_line 2 "cannot be combined with SLO floors" --space-sharing --policy max-throughput --slo

@@ -157,17 +157,21 @@ check "without space sharing: exit 0" exited 0
 run --cluster v100:4,p100:4,k80:4 --arrival-rate 20 --jobs 30 --seed 3 --space-sharing \
   --policy max-throughput --pop 2 --output packed_mt.json --quiet
 check "space sharing, max-throughput, POP-2, the shipped table: exit 0" exited 0
+run --throughputs "$DATA/simulation_throughputs.json" --cluster v100:4,p100:4,k80:4 \
+  --arrival-rate 20 --jobs 30 --seed 3 --space-sharing --water-filling --output packed_wf.json --quiet
+check "space sharing with water filling: exit 0" exited 0
 check "space sharing: summaries" python3 - "$SCHEMAS" <<'PY'
 import json, sys
-p, u, mt = (json.load(open(f"{n}.json")) for n in ("packed", "unpacked", "packed_mt"))
+p, u, mt, wf = (json.load(open(f"{n}.json")) for n in ("packed", "unpacked", "packed_mt", "packed_wf"))
 try:
     import jsonschema
     schema = json.load(open(f"{sys.argv[1]}/popalloc-simulate.schema.json"))
-    for r in (p, u, mt):
+    for r in (p, u, mt, wf):
         jsonschema.validate(r, schema, cls=jsonschema.Draft202012Validator)
 except ImportError:
     print("python3 jsonschema not found: schema validation skipped")
-for r in (p, mt):
+assert wf["water_filling"] is True and p["water_filling"] is False
+for r in (p, mt, wf):
     assert r["status"] == "finished" and r["jobs_finished"] == r["jobs_total"] == 30, r
     assert r["space_sharing"] is True and r["pairs_allocated"] > 0, r
     assert r["policy_calls"] > 0 and r["policy_calls_warm_started"] == r["core_solves"] == 0, r
@@ -190,8 +194,6 @@ expect_one_line "space sharing with min-makespan" \
 expect_one_line "space sharing with agnostic" \
   "--space-sharing cannot be combined with --heterogeneity-agnostic" --space-sharing \
   --heterogeneity-agnostic
-expect_one_line "space sharing with water filling" \
-  "--space-sharing cannot be combined with --water-filling" --space-sharing --water-filling
 
 # ---- Errors: exit 2, a clear message, no output written -----------------------------------------
 expect_error() {  # expect_error NAME MESSAGE ARGS...

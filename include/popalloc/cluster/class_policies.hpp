@@ -20,6 +20,8 @@
 /// progressive filling can freeze whole classes. A class is a bottleneck at level L when it
 /// cannot rise by the threshold while every other free class keeps L and every frozen class its
 /// level; a positive dual of its link row (below) proves this, otherwise one LP decides it.
+/// Space sharing adds pair columns (level_pair) to the same LP: a pair's throughputs depend
+/// only on the two jobs' classes, so the argument carries over (packed_policies.hpp).
 ///
 /// The LP (rows: GPU types, class times, class levels, links; b >= 0 so the slack basis is
 /// feasible):
@@ -42,6 +44,7 @@
 #include <memory>
 #include <numeric>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -122,15 +125,30 @@ inline Eigen::MatrixXd spread_class_rows(const Eigen::MatrixXd& xc,
   return x;
 }
 
+/// \brief A pair column of the class LP (space sharing): total time y that a job of class
+/// `first` and one of class `second` share `scale` GPUs of type `gpu`, each at its co-located
+/// throughput. It uses the time of both jobs (2 y of one class's time when first == second).
+struct level_pair {
+  Eigen::Index first = 0, second = 0, gpu = 0;
+  double scale = 1.0, first_throughput = 0.0, second_throughput = 0.0;
+  double upper = 0.0;  ///< largest y (class sizes, GPUs of the type)
+};
+
 /// \brief The class LP of a level policy (max-min, makespan) and its progressive filling.
 class class_level_lp {
  public:
   /// `throughput` (k x m, per job of the class, 0 where unusable), `scale` s_a, `count` n_a,
-  /// `coef` c_a > 0 (a job of class a at level L needs throughput L c_a), `capacity` n_w.
+  /// `coef` c_a > 0 (a job of class a at level L needs throughput L c_a), `capacity` n_w;
+  /// `pairs`: shared-GPU columns (space sharing), none for the unpacked policies.
   class_level_lp(const Eigen::MatrixXd& throughput, const Eigen::VectorXd& scale,
                  const Eigen::VectorXd& count, const Eigen::VectorXd& coef,
-                 const Eigen::VectorXd& capacity)
-      : k_(throughput.rows()), m_(throughput.cols()), t_(throughput), count_(count), coef_(coef) {
+                 const Eigen::VectorXd& capacity, std::vector<level_pair> pairs = {})
+      : k_(throughput.rows()),
+        m_(throughput.cols()),
+        t_(throughput),
+        count_(count),
+        coef_(coef),
+        pairs_(std::move(pairs)) {
     const Eigen::Index rows = m_ + 3 * k_;
     std::vector<Eigen::Index> col_class, col_gpu;
     for (Eigen::Index a = 0; a < k_; ++a)
@@ -139,7 +157,9 @@ class class_level_lp {
           col_class.push_back(a);
           col_gpu.push_back(w);
         }
-    const auto ny = static_cast<Eigen::Index>(col_class.size());
+    const auto singles = static_cast<Eigen::Index>(col_class.size());
+    const Eigen::Index ny = singles + static_cast<Eigen::Index>(pairs_.size());
+    pair0_ = singles;
     ell0_ = ny;
     z0_ = ny + k_;
     tcol_ = ny + 2 * k_;
@@ -152,7 +172,7 @@ class class_level_lp {
     y_class_ = col_class;
     y_gpu_ = col_gpu;
     Eigen::VectorXd best = Eigen::VectorXd::Zero(k_);
-    for (Eigen::Index j = 0; j < ny; ++j) {
+    for (Eigen::Index j = 0; j < singles; ++j) {
       const Eigen::Index a = col_class[static_cast<std::size_t>(j)];
       const Eigen::Index w = col_gpu[static_cast<std::size_t>(j)];
       a_(w, j) = scale[a];
@@ -160,6 +180,18 @@ class class_level_lp {
       a_(m_ + k_ + a, j) = -t_(a, w);
       up_[j] = std::min(count_[a], capacity[w] / scale[a]);
       best[a] = std::max(best[a], t_(a, w));
+    }
+    for (std::size_t p = 0; p < pairs_.size(); ++p) {
+      const level_pair& q = pairs_[p];
+      const Eigen::Index j = pair0_ + static_cast<Eigen::Index>(p);
+      a_(q.gpu, j) = q.scale;
+      a_(m_ + q.first, j) += 1.0;
+      a_(m_ + q.second, j) += 1.0;
+      a_(m_ + k_ + q.first, j) -= q.first_throughput;
+      a_(m_ + k_ + q.second, j) -= q.second_throughput;
+      up_[j] = q.upper;
+      best[q.first] = std::max(best[q.first], q.first_throughput);
+      best[q.second] = std::max(best[q.second], q.second_throughput);
     }
     // t <= l_a binds only free classes, so t's own bound is the largest alone level (frozen
     // classes must not cap it); finite, for the weak-duality bound.
@@ -184,7 +216,20 @@ class class_level_lp {
     Eigen::VectorXd et = Eigen::VectorXd::Zero(k_);
     for (std::size_t j = 0; j < y_class_.size(); ++j)
       et[y_class_[j]] += t_(y_class_[j], y_gpu_[j]) * simplex_->value(static_cast<Eigen::Index>(j));
+    const Eigen::VectorXd shared = pair_totals();
+    for (std::size_t p = 0; p < pairs_.size(); ++p) {
+      const double y = shared[static_cast<Eigen::Index>(p)];
+      et[pairs_[p].first] += pairs_[p].first_throughput * y;
+      et[pairs_[p].second] += pairs_[p].second_throughput * y;
+    }
     return et.cwiseQuotient(coef_.cwiseProduct(count_));
+  }
+
+  /// Total shared time y of every pair column in the current point.
+  Eigen::VectorXd pair_totals() const {
+    Eigen::VectorXd y(static_cast<Eigen::Index>(pairs_.size()));
+    for (Eigen::Index p = 0; p < y.size(); ++p) y[p] = std::max(simplex_->value(pair0_ + p), 0.0);
+    return y;
   }
 
   /// Per-job rows x_aw = y_aw / n_a of the current point (k x m).
@@ -224,6 +269,20 @@ class class_level_lp {
     return simplex_->value(ell0_ + a);
   }
 
+  /// Maximises the sum of the levels of `candidates`, each capped at `cap` for this run only:
+  /// lifts as many of them as the LP can to the cap at once (each below it in the current point,
+  /// so the point stays feasible).
+  void lift_together(const std::vector<Eigen::Index>& candidates, double cap) {
+    Eigen::VectorXd c = Eigen::VectorXd::Zero(a_.cols());
+    for (const Eigen::Index a : candidates) {
+      c[ell0_ + a] = 1.0;
+      simplex_->set_upper(ell0_ + a, std::max(cap, simplex_->value(ell0_ + a)));
+    }
+    ++runs_;
+    simplex_->maximize(c);  // any point it reaches is feasible: nothing to check
+    for (const Eigen::Index a : candidates) simplex_->set_upper(ell0_ + a, up_[ell0_ + a]);
+  }
+
   /// Freezes class a at `level`: its level may not fall below it, and t no longer binds it.
   void freeze(Eigen::Index a, double level) {
     simplex_->set_lower(ell0_ + a, std::min(level, simplex_->value(ell0_ + a)));
@@ -239,8 +298,9 @@ class class_level_lp {
   Eigen::VectorXd count_, coef_;
   Eigen::MatrixXd a_;
   Eigen::VectorXd b_, up_;
+  std::vector<level_pair> pairs_;
   std::vector<Eigen::Index> y_class_, y_gpu_;
-  Eigen::Index ell0_ = 0, z0_ = 0, tcol_ = 0;
+  Eigen::Index pair0_ = 0, ell0_ = 0, z0_ = 0, tcol_ = 0;
   std::unique_ptr<dense_simplex> simplex_;
   int runs_ = 0;
 };
@@ -249,7 +309,8 @@ class class_level_lp {
 /// use the core path).
 struct class_solve {
   bool ok = false;
-  Eigen::MatrixXd rows;                                     ///< per-job allocation of each class
+  Eigen::MatrixXd rows;         ///< per-job allocation of each class
+  Eigen::VectorXd pair_totals;  ///< shared time of each level_pair column (space sharing)
   double bound = std::numeric_limits<double>::quiet_NaN();  ///< certified, on the level scale
   int levels = 0;
   int runs = 0;
@@ -263,9 +324,10 @@ struct class_solve {
 inline class_solve solve_level_classes(const Eigen::MatrixXd& throughput,
                                        const Eigen::VectorXd& scale, const Eigen::VectorXd& count,
                                        const Eigen::VectorXd& coef, const Eigen::VectorXd& capacity,
-                                       bool water_filling, double threshold, int max_levels) {
+                                       bool water_filling, double threshold, int max_levels,
+                                       std::vector<level_pair> pairs = {}) {
   class_solve out;
-  class_level_lp lp(throughput, scale, count, coef, capacity);
+  class_level_lp lp(throughput, scale, count, coef, capacity, std::move(pairs));
   const Eigen::Index k = lp.classes();
   double level = 0.0, bound = 0.0;
   Eigen::VectorXd duals;
@@ -280,20 +342,39 @@ inline class_solve solve_level_classes(const Eigen::MatrixXd& throughput,
   if (water_filling) {
     std::vector<char> frozen(static_cast<std::size_t>(k), 0);
     for (;;) {
-      // Bottlenecks at `level`: a positive link dual proves it; a class already above the
-      // threshold is free; otherwise one LP decides (held: t >= level, frozen classes at theirs).
-      const Eigen::VectorXd levels = lp.class_levels();
+      // Bottlenecks at `level`: a positive link dual proves it; a class above the threshold in
+      // any point the LP visits at this level (held: t >= level, frozen classes at theirs) is
+      // free; otherwise one LP decides, and its optimum may show other classes free too.
+      const double rise = level * (1.0 + threshold);
+      std::vector<char> can_rise(static_cast<std::size_t>(k), 0);
+      auto note_point = [&] {
+        const Eigen::VectorXd levels = lp.class_levels();
+        for (Eigen::Index a = 0; a < k; ++a)
+          if (levels[a] > rise) can_rise[static_cast<std::size_t>(a)] = 1;
+      };
+      note_point();
+      std::vector<Eigen::Index> undecided;
+      for (Eigen::Index a = 0; a < k; ++a)
+        if (!frozen[static_cast<std::size_t>(a)] && !can_rise[static_cast<std::size_t>(a)] &&
+            !(duals[lp.link_row(a)] > 1e-9))
+          undecided.push_back(a);
+      if (undecided.size() > 1) {
+        lp.lift_together(undecided, level * (1.0 + 2.0 * threshold));
+        note_point();
+      }
       std::vector<Eigen::Index> freeze_now;
       std::size_t free_left = 0;
       for (Eigen::Index a = 0; a < k; ++a) {
         if (frozen[static_cast<std::size_t>(a)]) continue;
         bool bottleneck;
-        if (levels[a] > level * (1.0 + threshold))
+        if (can_rise[static_cast<std::size_t>(a)]) {
           bottleneck = false;
-        else if (duals[lp.link_row(a)] > 1e-9)
+        } else if (duals[lp.link_row(a)] > 1e-9) {
           bottleneck = true;
-        else
-          bottleneck = !(lp.max_class_level(a) >= level * (1.0 + threshold));
+        } else {
+          bottleneck = !(lp.max_class_level(a) >= rise);
+          note_point();
+        }
         if (bottleneck)
           freeze_now.push_back(a);
         else
@@ -312,6 +393,7 @@ inline class_solve solve_level_classes(const Eigen::MatrixXd& throughput,
     }
   }
   out.rows = lp.per_job_rows();
+  out.pair_totals = lp.pair_totals();
   out.runs = lp.simplex_runs();
   out.ok = true;
   return out;

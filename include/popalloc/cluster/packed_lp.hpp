@@ -42,6 +42,7 @@ struct packed_lp_solution {
   double value = std::numeric_limits<double>::quiet_NaN();  ///< the first objective's optimum
   double bound = std::numeric_limits<double>::quiet_NaN();  ///< certified upper bound on it
   bool optimal = false;
+  int runs = 0;  ///< simplex runs (max-min: the level, then the fill)
 };
 
 namespace detail {
@@ -158,12 +159,14 @@ inline packed_lp_solution solve_packed_lp(const packed_lp& lp) {
   packed_lp_solution out;
   dense_simplex simplex(lp.a, lp.b, lp.upper);
   const simplex_status first = simplex.maximize(lp.objective);
+  out.runs = 1;
   out.optimal = first == simplex_status::optimal;
   out.bound = packed_dual_bound(lp, lp.objective, simplex.duals());
   out.y = simplex.solution();
   out.value = lp.objective.dot(out.y);
   if (lp.level >= 0 && out.optimal && out.y[lp.level] > 0.0) {
     simplex.set_lower(lp.level, out.y[lp.level] * (1.0 - 1e-11));
+    ++out.runs;
     if (simplex.maximize(lp.fill) == simplex_status::optimal) out.y = simplex.solution();
   }
   return out;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief Gavel's space-sharing ("packed") policies: `allocate_packed(jobs, cluster, table,
-/// options)` for max-min fairness and max-throughput, with POP.
+/// options)` for max-min fairness (plain and water filling) and max-throughput, with POP.
 ///
 /// Jobs are grouped into classes of identical jobs and the class-level LP (packed_lp.hpp) is
 /// solved exactly; its solution is spread back over the jobs so that every job of a class gets
@@ -19,6 +19,7 @@
 
 #include <Eigen/Core>
 
+#include "popalloc/cluster/class_policies.hpp"
 #include "popalloc/cluster/cluster_spec.hpp"
 #include "popalloc/cluster/combinations.hpp"
 #include "popalloc/cluster/instance.hpp"
@@ -43,6 +44,9 @@ struct packed_outcome {
   double bound = std::numeric_limits<double>::quiet_NaN();
   bool optimal = true;
   std::int64_t pair_options = 0, pruned = 0;
+  int water_filling_levels = 0;  ///< max-min with water filling: levels solved
+  std::int64_t classes = 0;      ///< classes of identical jobs in the class LP
+  int simplex_runs = 0;          ///< dense-simplex runs
 };
 
 /// Spreads `total` pair time of (a, b) on `gpu` over the jobs: every job of a gets total / n_a,
@@ -112,25 +116,73 @@ inline void repair_packed(const instance& in, Eigen::MatrixXd& x, std::vector<pa
   }
 }
 
+/// The per-job allocation of class totals: every job of class a runs `alone(a, w)` of its time
+/// alone on type w, and `shared[p]` is the total time of the class pair model.pairs[p].
+inline void spread_classes(const instance& in, const combination_model& model,
+                           const Eigen::MatrixXd& alone, const Eigen::VectorXd& shared,
+                           Eigen::MatrixXd& x, std::vector<pair_share>& pairs) {
+  x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
+  for (std::size_t a = 0; a < model.classes.size(); ++a)
+    for (const Eigen::Index i : model.classes[a])
+      x.row(i) = alone.row(static_cast<Eigen::Index>(a)).cwiseMax(0.0);
+  for (std::size_t p = 0; p < model.pairs.size(); ++p) {
+    const class_pair& q = model.pairs[p];
+    const double v = shared[static_cast<Eigen::Index>(p)];
+    if (v > 0.0)
+      spread_pair(model.classes[static_cast<std::size_t>(q.first)],
+                  model.classes[static_cast<std::size_t>(q.second)], q, v, pairs);
+  }
+  repair_packed(in, x, pairs);
+}
+
 /// The per-job allocation of a class-LP solution.
 inline void disaggregate_packed(const instance& in, const combination_model& model,
                                 const packed_lp& lp, const Eigen::VectorXd& y, Eigen::MatrixXd& x,
                                 std::vector<pair_share>& pairs) {
-  x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
+  Eigen::MatrixXd alone =
+      Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(model.classes.size()), in.types());
+  Eigen::VectorXd shared = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(model.pairs.size()));
   for (std::size_t j = 0; j < lp.columns.size(); ++j) {
     const packed_lp::column& c = lp.columns[j];
     const double v = y[static_cast<Eigen::Index>(j)];
-    if (!(v > 0.0) || static_cast<Eigen::Index>(j) == lp.level) continue;
-    if (c.pair < 0) {
-      const auto& members = model.classes[static_cast<std::size_t>(c.cls)];
-      for (const Eigen::Index i : members) x(i, c.gpu) = v / static_cast<double>(members.size());
-    } else {
-      const class_pair& q = model.pairs[static_cast<std::size_t>(c.pair)];
-      spread_pair(model.classes[static_cast<std::size_t>(q.first)],
-                  model.classes[static_cast<std::size_t>(q.second)], q, v, pairs);
-    }
+    if (static_cast<Eigen::Index>(j) == lp.level) continue;
+    if (c.pair < 0)
+      alone(c.cls, c.gpu) =
+          v / static_cast<double>(model.classes[static_cast<std::size_t>(c.cls)].size());
+    else
+      shared[c.pair] = v;
   }
-  repair_packed(in, x, pairs);
+  spread_classes(in, model, alone, shared, x, pairs);
+}
+
+/// Max-min fairness with water filling over the classes and pairs of `model`: the class LP of
+/// the unpacked policies (class_policies.hpp) with a column per class pair. The leximin vector
+/// of the per-job packed LP is unique and every permutation of a class's jobs maps the LP to
+/// itself, so every job of a class ends at the same level, as without space sharing.
+inline class_solve packed_water_filling(const instance& in, const combination_model& model,
+                                        const policy_options& o) {
+  const auto k = static_cast<Eigen::Index>(model.classes.size());
+  Eigen::MatrixXd throughput(k, in.types());
+  Eigen::VectorXd scale(k), count(k), coef(k);
+  for (Eigen::Index a = 0; a < k; ++a) {
+    const auto& members = model.classes[static_cast<std::size_t>(a)];
+    const Eigen::Index r = members.front();
+    for (Eigen::Index w = 0; w < in.types(); ++w) throughput(a, w) = in.model_throughput(r, w);
+    scale[a] = in.scale[r];
+    count[a] = static_cast<double>(members.size());
+    coef[a] = level_coefficient(in, r);
+  }
+  std::vector<level_pair> pairs;
+  pairs.reserve(model.pairs.size());
+  for (const class_pair& q : model.pairs) {
+    const double s = scale[q.first];
+    const double upper = std::min({q.first == q.second ? count[q.first] / 2.0 : count[q.first],
+                                   count[q.second], in.capacity[q.gpu] / s});
+    pairs.push_back({q.first, q.second, q.gpu, s, q.first_throughput, q.second_throughput, upper});
+  }
+  return solve_level_classes(throughput, scale, count, coef, in.capacity, true,
+                             o.water_filling_threshold, o.max_water_filling_levels,
+                             std::move(pairs));
 }
 
 /// Whether `jobs` name keys of `table` (a job type unknown to the table cannot be paired, and
@@ -170,14 +222,28 @@ inline packed_outcome solve_packed(const instance& in, const std::vector<job>& j
   const combination_model model = make_combinations(in, jobs, cluster, table, o.pairing);
   out.pair_options = static_cast<std::int64_t>(model.pairs.size());
   out.pruned = model.pruned;
+  out.classes = static_cast<std::int64_t>(model.classes.size());
   if (model.classes.empty()) {
     out.x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
+    return out;
+  }
+  if (o.policy == policy_kind::max_min_fairness && o.water_filling) {
+    const class_solve s = packed_water_filling(in, model, o);
+    out.optimal = s.ok;
+    out.bound = s.bound;
+    out.water_filling_levels = s.levels;
+    out.simplex_runs = s.runs;
+    if (s.ok)
+      spread_classes(in, model, s.rows, s.pair_totals, out.x, out.pairs);
+    else
+      out.x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
     return out;
   }
   const packed_lp lp = build_packed_lp(in, model, o.policy == policy_kind::max_min_fairness);
   const packed_lp_solution s = solve_packed_lp(lp);
   out.optimal = s.optimal;
   out.bound = s.bound;
+  out.simplex_runs = s.runs;
   disaggregate_packed(in, model, lp, s.y, out.x, out.pairs);
   return out;
 }
@@ -256,6 +322,9 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
       out.pairs.push_back(p);
     }
     out.optimal = out.optimal && part.optimal;
+    out.water_filling_levels = std::max(out.water_filling_levels, part.water_filling_levels);
+    out.classes += part.classes;
+    out.simplex_runs += part.simplex_runs;
     out.pair_options += part.pair_options;
     out.pruned += part.pruned;
   }
@@ -268,10 +337,11 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
 
 /// \brief Gavel's packed policies: like allocate() (same options, same result fields), but jobs
 /// may also share GPUs in pairs of equal scale factor at the co-located throughputs of `table`
-/// (options.pairing says which pairs are offered). Max-min fairness (plain; the minimum is
+/// (options.pairing says which pairs are offered). Max-min fairness: plain (the minimum is
 /// exact and certified, and among the allocations that reach it the one with the largest total
-/// normalised throughput is returned; options.water_filling is not used) and max-throughput
-/// (without costs or SLO floors). The
+/// normalised throughput is returned) or, with options.water_filling, the leximin allocation
+/// (water filling over classes, options.water_filling_threshold and max_water_filling_levels as
+/// for allocate()); max-throughput (without costs or SLO floors). The
 /// result's `fraction` is each job's time alone, `pairs` the time shared; POP drops the pairs
 /// whose jobs land in different parts.
 /// \throws invalid_problem for invalid jobs or cluster or a job whose (type, scale factor) is
@@ -294,6 +364,9 @@ inline cluster_allocation allocate_packed(const std::vector<job>& jobs, const gp
                              : detail::solve_packed_pop(in, jobs, cluster, table, options, out);
   out.fraction = r.x;
   out.pairs = r.pairs;
+  out.water_filling_levels = r.water_filling_levels;
+  out.classes = r.classes;
+  out.simplex_runs = r.simplex_runs;
   const Eigen::VectorXd model_et = detail::packed_throughput(in.model_throughput, r.x, r.pairs);
   out.objective = detail::packed_objective(in, options, model_et);
   out.bound = options.pop_parts == 1 ? r.bound : std::numeric_limits<double>::quiet_NaN();
