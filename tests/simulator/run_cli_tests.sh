@@ -146,6 +146,16 @@ run --throughputs tp.json --cluster v100:4,k80:4 --arrival-rate 20 --jobs 40 --s
   --policy max-min-fairness --window 10:20 --output win.json --quiet
 check "window: 10 measured" python3 helper.py field win.json jobs_measured 10
 
+# ---- Water filling over a long stream: the class LP's lifts keep every bound consistent -------
+# (a class whose best level lies just above the current one once made the lift's temporary cap
+# exceed its own bound, and restoring the bound failed after 70-100 simulated hours)
+run --throughputs "$DATA/simulation_throughputs.json" --cluster v100:36,p100:36,k80:36 \
+  --arrival-rate 5.6 --jobs 2000 --seed 0 --max-hours 100 --water-filling --output wf100.json --quiet
+check "water filling, 100 h of Gavel's stream: exit 0" exited 0
+check "water filling, 100 h: every policy call converged" python3 -c "
+import json; r = json.load(open('wf100.json'))
+assert r['water_filling'] and r['policy_calls'] > 100 and r['policy_calls_not_converged'] == 0, r"
+
 # ---- Space sharing (Gavel's packed policies) on Gavel's table: every job finishes ------------
 run --throughputs "$DATA/simulation_throughputs.json" --cluster v100:4,p100:4,k80:4 \
   --arrival-rate 20 --jobs 30 --seed 3 --space-sharing --output packed.json --per-job packed.csv --quiet

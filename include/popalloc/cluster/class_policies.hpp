@@ -269,18 +269,22 @@ class class_level_lp {
     return simplex_->value(ell0_ + a);
   }
 
-  /// Maximises the sum of the levels of `candidates`, each capped at `cap` for this run only:
-  /// lifts as many of them as the LP can to the cap at once (each below it in the current point,
-  /// so the point stays feasible).
+  /// Maximises the sum of the levels of `candidates`, each capped at `cap` (or its own bound,
+  /// if lower) for this run only: lifts as many of them as the LP can to the cap at once. The
+  /// caps never cut off the current point, so every point the run reaches is feasible.
   void lift_together(const std::vector<Eigen::Index>& candidates, double cap) {
     Eigen::VectorXd c = Eigen::VectorXd::Zero(a_.cols());
     for (const Eigen::Index a : candidates) {
-      c[ell0_ + a] = 1.0;
-      simplex_->set_upper(ell0_ + a, std::max(cap, simplex_->value(ell0_ + a)));
+      const Eigen::Index j = ell0_ + a;
+      c[j] = 1.0;
+      simplex_->set_upper(j, std::max(std::min(cap, up_[j]), simplex_->value(j)));
     }
     ++runs_;
-    simplex_->maximize(c);  // any point it reaches is feasible: nothing to check
-    for (const Eigen::Index a : candidates) simplex_->set_upper(ell0_ + a, up_[ell0_ + a]);
+    simplex_->maximize(c);
+    for (const Eigen::Index a : candidates) {
+      const Eigen::Index j = ell0_ + a;
+      simplex_->set_upper(j, std::max(up_[j], simplex_->value(j)));  // rounding may pass up_
+    }
   }
 
   /// Freezes class a at `level`: its level may not fall below it, and t no longer binds it.
