@@ -178,23 +178,30 @@ TEST_CASE("packed: max-min is never below the unpacked policy (Gavel jobs, sever
 TEST_CASE("packed: POP keeps pairs inside parts, allocations feasible, k = 1 equals exact") {
   const auto c = pc::parse_cluster("k80:8,p100:8,v100:8");
   const auto jobs = gavel_jobs(64, 6, c, 7, 0.0);
-  pc::policy_options o = max_min();
-  const auto exact = pc::allocate_packed(jobs, c, gavel_table(), o);
-  o.pop_parts = 4;
-  o.pop_seed = 3;
-  const auto pop = pc::allocate_packed(jobs, c, gavel_table(), o);
-  check_packed_feasible(jobs, c, pop);
-  CHECK(std::isnan(pop.bound));
-  CHECK(pop.objective <= exact.bound);
-  CHECK(pop.objective > 0.0);
   const auto parts = popalloc::pop::partition_uniform_random(64, 4, 3).members();
   std::vector<int> part_of(64);
   for (int s = 0; s < 4; ++s)
     for (const auto i : parts[static_cast<std::size_t>(s)])
       part_of[static_cast<std::size_t>(i)] = s;
-  for (const auto& p : pop.pairs)
-    CHECK(part_of[static_cast<std::size_t>(p.first)] ==
-          part_of[static_cast<std::size_t>(p.second)]);
+  for (const bool water_filling : {false, true}) {
+    CAPTURE(water_filling);
+    pc::policy_options o = max_min();
+    o.water_filling = water_filling;
+    const auto exact = pc::allocate_packed(jobs, c, gavel_table(), o);
+    CHECK(exact.status == popalloc::solve_status::converged);
+    CHECK((exact.water_filling_levels > 0) == water_filling);
+    o.pop_parts = 4;
+    o.pop_seed = 3;
+    const auto pop = pc::allocate_packed(jobs, c, gavel_table(), o);
+    check_packed_feasible(jobs, c, pop);
+    CHECK(std::isnan(pop.bound));
+    CHECK(pop.objective <= exact.bound);
+    CHECK(pop.objective > 0.0);
+    CHECK((pop.water_filling_levels > 0) == water_filling);
+    for (const auto& p : pop.pairs)
+      CHECK(part_of[static_cast<std::size_t>(p.first)] ==
+            part_of[static_cast<std::size_t>(p.second)]);
+  }
 }
 
 TEST_CASE("packed: bad input is rejected with a clear error") {
