@@ -97,7 +97,7 @@ POP:
 Space sharing:
   --space-sharing     Gavel's packed policies: two jobs of the same scale factor may also
                       share GPUs at their co-located throughputs (max-min-fairness, plain unless
-                      --water-filling is given, or max-throughput; not with
+                      --water-filling is given, min-makespan or max-throughput; not with
                       --heterogeneity-agnostic, --gpu-cost, SLO floors, --state or
                       --allocation). Needs the co-located entries of
                       --throughputs FILE; without it the shipped
@@ -282,9 +282,11 @@ arguments parse_arguments(int argc, char** argv) {
     } catch (const popalloc::invalid_options& e) {
       throw usage_error(std::string("--policy: ") + e.what());
     }
-    if (policy != pc::policy_kind::max_min_fairness && policy != pc::policy_kind::max_throughput)
-      throw usage_error("--space-sharing runs --policy max-min-fairness or max-throughput, not " +
-                        a.policy);
+    if (policy != pc::policy_kind::max_min_fairness && policy != pc::policy_kind::max_throughput &&
+        policy != pc::policy_kind::min_makespan)
+      throw usage_error(
+          "--space-sharing runs --policy max-min-fairness, min-makespan or max-throughput, not " +
+          a.policy);
     auto refuse = [](const std::string& what, const char* why) {
       throw usage_error("--space-sharing cannot be combined with " + what + " (" + why + ")");
     };

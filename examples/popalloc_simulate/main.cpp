@@ -222,6 +222,8 @@ settings interpret(const given_options& given) {
   s.space_sharing = given.count("space-sharing") != 0;
   if (s.space_sharing) {
     // What the packed policies do not implement is refused before any file is read.
+    // Packed min makespan is exact over classes of jobs with equal remaining steps; in a
+    // simulation every active job has its own, and the class LP grows with their square.
     if (s.policy.policy != pc::policy_kind::max_min_fairness &&
         s.policy.policy != pc::policy_kind::max_throughput)
       usage_error(std::string("--space-sharing runs --policy max-min-fairness or max-throughput, "

@@ -199,6 +199,19 @@ levels = sorted(j["normalized_throughput"] for j in w["jobs"])
 assert levels[0] >= w["objective"] * (1 - 1e-9)
 print(f"water filling: {w['water_filling_levels']} levels, median level {levels[len(levels) // 2]:.4f}")
 PY
+check "space sharing, min makespan" "$prog" --throughputs "$tp" --cluster v100:8,p100:8,k80:8 \
+  --trace "$data/traces/max_min_fairness.trace" --space-sharing --policy min-makespan \
+  --output "$scratch/packed_ms.json" --quiet
+check "the same makespan without sharing" "$prog" --throughputs "$tp" --cluster v100:8,p100:8,k80:8 \
+  --trace "$data/traces/max_min_fairness.trace" --policy min-makespan --output "$scratch/unpacked_ms.json" --quiet
+check "space sharing, min makespan: certified, never above the unpacked makespan" python3 - "$scratch" <<'PY'
+import json, sys
+p, u = (json.load(open(f"{sys.argv[1]}/{n}.json")) for n in ("packed_ms", "unpacked_ms"))
+assert p["policy"] == "min-makespan" and p["status"] == "converged" and p["space_sharing"], p["status"]
+assert p["dual_bound"] <= p["objective"] <= p["dual_bound"] * (1 + 1e-9), (p["objective"], p["dual_bound"])
+assert p["objective"] <= u["objective"] * (1 + 1e-9), (p["objective"], u["objective"])
+print(f"makespan {p['objective'] / 3600:.2f} h with sharing, {u['objective'] / 3600:.2f} h without")
+PY
 check "space sharing: max-throughput, POP, pair threshold" "$prog" --jobs 40 --seed 2 --single-gpu \
   --space-sharing --policy max-throughput --pop 2 --pair-threshold 1.5 --output "$scratch/packed_mt.json" --quiet
 check "space sharing: max-throughput output" python3 -c "
@@ -209,8 +222,8 @@ expect_one_line() { # code, stderr pattern, args...: as expect_code, and the err
   expect_code "$@"
   [ "$(wc -l < "$scratch/err.txt")" -eq 1 ] || fail "not one line: $(cat "$scratch/err.txt")"
 }
-expect_one_line 2 "--space-sharing runs --policy max-min-fairness or max-throughput, not min-makespan" \
-  --space-sharing --policy min-makespan
+expect_one_line 2 "--space-sharing runs --policy max-min-fairness, min-makespan or max-throughput, not finish-time-fairness" \
+  --space-sharing --policy finish-time-fairness
 expect_one_line 2 "--space-sharing cannot be combined with --heterogeneity-agnostic" \
   --space-sharing --heterogeneity-agnostic
 expect_one_line 2 "cannot be combined with --gpu-cost" --space-sharing --policy max-throughput \

@@ -209,7 +209,7 @@ TEST_CASE("packed: bad input is rejected with a clear error") {
   const auto c = pc::parse_cluster("v100:1");
   auto jobs = toy_jobs(t, c, {"a", "b"});
   pc::policy_options o = max_min();
-  o.policy = pc::policy_kind::min_makespan;
+  o.policy = pc::policy_kind::finish_time_fairness;
   CHECK_THROWS_AS(pc::allocate_packed(jobs, c, t, o), popalloc::invalid_options);
   o = max_min();
   o.heterogeneity_agnostic = true;
@@ -230,4 +230,23 @@ TEST_CASE("packed: bad input is rejected with a clear error") {
   CHECK_THROWS_AS(pc::allocate_packed({}, c, t, o), popalloc::invalid_problem);
   pc::gpu_cluster empty;
   CHECK_THROWS(pc::allocate_packed(jobs, empty, t, o));
+}
+
+TEST_CASE(
+    "packed: min makespan with a class per job is refused past the dense LP's size, POP splits "
+    "it") {
+  const auto c = pc::parse_cluster("k80:64,p100:64,v100:64");
+  auto jobs = gavel_jobs(300, 8, c, 5);
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    jobs[i].total_steps = 1000.0 + static_cast<double>(i);  // every job its own class
+  pc::policy_options o = max_min();
+  o.policy = pc::policy_kind::min_makespan;
+  CHECK_THROWS_WITH_AS(pc::allocate_packed(jobs, c, gavel_table(), o),
+                       doctest::Contains("split the jobs with POP"), popalloc::invalid_problem);
+  o.pop_parts = 8;
+  const auto pop = pc::allocate_packed(jobs, c, gavel_table(), o);
+  CHECK(pop.status == popalloc::solve_status::converged);
+  CHECK(pop.classes == 300);
+  CHECK(std::isfinite(pop.objective));
+  check_packed_feasible(jobs, c, pop);
 }

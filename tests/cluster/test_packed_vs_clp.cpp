@@ -62,13 +62,17 @@ struct sparse_lp {
 /// throughput s_i ET_i / (w_i P_i). `frozen[i]` (NaN: free) holds job i at that level or above.
 /// With `objective_job` < 0 it returns the largest common level of the free jobs; otherwise
 /// the largest level of that job while every free job stays at `floor` or above.
+/// With `makespan` the level is 1 / makespan instead: job i needs throughput level x r_i (its
+/// remaining steps).
 double per_job_packed_lp(const std::vector<pc::job>& jobs, const pc::gpu_cluster& cluster,
                          int& pair_columns, const std::vector<double>& frozen = {},
-                         int objective_job = -1, double floor = 0.0) {
+                         int objective_job = -1, double floor = 0.0, bool makespan = false) {
   const pc::instance in = pc::prepare_instance(jobs, cluster, pc::policy_options{});
   const auto n = static_cast<int>(jobs.size());
   const auto m = static_cast<int>(cluster.size());
-  auto coef = [&](int i) { return in.weight[i] * in.proportional[i] / in.scale[i]; };
+  auto coef = [&](int i) {
+    return makespan ? in.remaining[i] : in.weight[i] * in.proportional[i] / in.scale[i];
+  };
   auto is_free = [&](int i) {
     return frozen.empty() || std::isnan(frozen[static_cast<std::size_t>(i)]);
   };
@@ -206,4 +210,30 @@ TEST_CASE("packed vs CLP: water filling equals the per-job leximin vector (16 se
   // The instances exercise more than one level and pairs (else the test checks max-min only).
   CHECK(levels_above_one >= 8);
   CHECK(used_pairs >= 8);
+}
+
+TEST_CASE("packed vs CLP: min makespan equals the per-job LP optimum (8 seeds, pairs used)") {
+  const auto cluster = pc::parse_cluster("k80:3,p100:2,v100:2");
+  int used_pairs = 0;
+  for (std::uint32_t seed = 41; seed <= 48; ++seed) {
+    CAPTURE(seed);
+    auto jobs = packed_test::gavel_jobs(9 + static_cast<int>(seed % 4), 3, cluster, seed);
+    // Two remaining-step counts, so classes hold several jobs and differ in their needs.
+    for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].total_steps = i % 3 == 0 ? 3000.0 : 800.0;
+    int pair_columns = 0;
+    const double level = per_job_packed_lp(jobs, cluster, pair_columns, {}, -1, 0.0, true);
+    REQUIRE(level > 0.0);
+    pc::policy_options o;
+    o.policy = pc::policy_kind::min_makespan;
+    const auto packed = pc::allocate_packed(jobs, cluster, packed_test::gavel_table(), o);
+    CHECK(packed.status == popalloc::solve_status::converged);
+    CHECK(packed.objective == doctest::Approx(1.0 / level).epsilon(1e-9));
+    CHECK(packed.bound <= (1.0 / level) * (1.0 + 1e-9));
+    packed_test::check_packed_feasible(jobs, cluster, packed);
+    // Never worse than without sharing (the unpacked class LP on the same jobs).
+    const auto alone = pc::allocate(jobs, cluster, o);
+    CHECK(packed.objective <= alone.objective * (1.0 + 1e-9));
+    if (!packed.pairs.empty()) ++used_pairs;
+  }
+  CHECK(used_pairs >= 4);
 }

@@ -50,19 +50,26 @@ struct combination_model {
 
 namespace detail {
 
-/// Jobs a packed max-min policy cannot tell apart: same key, throughputs, weight, normaliser.
+/// Jobs a packed policy cannot tell apart: same key, throughputs, weight, normaliser and (for
+/// min makespan, `by_remaining`) remaining steps. With `by_remaining` a job without remaining
+/// steps is in no class: the makespan does not count it, so it gets no GPU time.
 inline std::vector<int> job_classes(const instance& in, const std::vector<job>& jobs,
-                                    std::vector<std::vector<Eigen::Index>>& members) {
-  using class_key = std::tuple<std::string, int, double, double, std::vector<double>>;
+                                    std::vector<std::vector<Eigen::Index>>& members,
+                                    bool by_remaining) {
+  using class_key = std::tuple<std::string, int, double, double, double, std::vector<double>>;
   std::map<class_key, int> index;
   std::vector<int> class_of(jobs.size(), -1);
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const auto r = static_cast<Eigen::Index>(i);
-    if (!in.schedulable[i]) continue;
+    if (!in.schedulable[i] || (by_remaining && !(in.remaining[r] > 0.0))) continue;
     std::vector<double> row(static_cast<std::size_t>(in.types()));
     for (Eigen::Index w = 0; w < in.types(); ++w)
       row[static_cast<std::size_t>(w)] = in.model_throughput(r, w);
-    class_key key{jobs[i].job_type, jobs[i].scale_factor, in.weight[r], in.proportional[r],
+    class_key key{jobs[i].job_type,
+                  jobs[i].scale_factor,
+                  in.weight[r],
+                  in.proportional[r],
+                  by_remaining ? in.remaining[r] : 0.0,
                   std::move(row)};
     const auto found = index.emplace(std::move(key), static_cast<int>(members.size()));
     if (found.second) members.emplace_back();
@@ -75,16 +82,19 @@ inline std::vector<int> job_classes(const instance& in, const std::vector<job>& 
 }  // namespace detail
 
 /// \brief Classes of `jobs` (prepared as `in`, heterogeneity-aware) and the class pairs that
-/// `table` has co-located throughputs for, on the GPU types both classes can use.
+/// `table` has co-located throughputs for, on the GPU types both classes can use. With
+/// `by_remaining` (min makespan) jobs of a class also have equal remaining steps, and jobs
+/// without any are left out.
 /// \throws invalid_options for a NaN or negative threshold.
 inline combination_model make_combinations(const instance& in, const std::vector<job>& jobs,
                                            const gpu_cluster& cluster,
                                            const throughput_table& table,
-                                           const pairing_options& options = {}) {
+                                           const pairing_options& options = {},
+                                           bool by_remaining = false) {
   if (!(options.min_combined_throughput >= 0.0))
     throw invalid_options("pairing: min_combined_throughput must be >= 0");
   combination_model out;
-  out.class_of = detail::job_classes(in, jobs, out.classes);
+  out.class_of = detail::job_classes(in, jobs, out.classes, by_remaining);
   if (!options.enabled) return out;
   const auto classes = static_cast<int>(out.classes.size());
   for (int a = 0; a < classes; ++a) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief Gavel's space-sharing ("packed") policies: `allocate_packed(jobs, cluster, table,
-/// options)` for max-min fairness (plain and water filling) and max-throughput, with POP.
+/// options)` for max-min fairness (plain and water filling), min makespan and max-throughput,
+/// with POP.
 ///
 /// Jobs are grouped into classes of identical jobs and the class-level LP (packed_lp.hpp) is
 /// solved exactly; its solution is spread back over the jobs so that every job of a class gets
@@ -155,12 +156,15 @@ inline void disaggregate_packed(const instance& in, const combination_model& mod
   spread_classes(in, model, alone, shared, x, pairs);
 }
 
-/// Max-min fairness with water filling over the classes and pairs of `model`: the class LP of
-/// the unpacked policies (class_policies.hpp) with a column per class pair. The leximin vector
-/// of the per-job packed LP is unique and every permutation of a class's jobs maps the LP to
-/// itself, so every job of a class ends at the same level, as without space sharing.
-inline class_solve packed_water_filling(const instance& in, const combination_model& model,
+/// Max-min fairness with water filling, or min makespan, over the classes and pairs of
+/// `model`: the class LP of the unpacked level policies (class_policies.hpp) with a column per
+/// class pair. Makespan's level is 1 / makespan, a job of class a needing throughput level x
+/// r_a (remaining steps). The leximin vector of the per-job packed LP is unique and every
+/// permutation of a class's jobs maps the LP to itself, so every job of a class ends at the
+/// same level, as without space sharing.
+inline class_solve packed_level_classes(const instance& in, const combination_model& model,
                                         const policy_options& o) {
+  const bool makespan = o.policy == policy_kind::min_makespan;
   const auto k = static_cast<Eigen::Index>(model.classes.size());
   Eigen::MatrixXd throughput(k, in.types());
   Eigen::VectorXd scale(k), count(k), coef(k);
@@ -170,7 +174,7 @@ inline class_solve packed_water_filling(const instance& in, const combination_mo
     for (Eigen::Index w = 0; w < in.types(); ++w) throughput(a, w) = in.model_throughput(r, w);
     scale[a] = in.scale[r];
     count[a] = static_cast<double>(members.size());
-    coef[a] = level_coefficient(in, r);
+    coef[a] = makespan ? in.remaining[r] : level_coefficient(in, r);
   }
   std::vector<level_pair> pairs;
   pairs.reserve(model.pairs.size());
@@ -180,7 +184,7 @@ inline class_solve packed_water_filling(const instance& in, const combination_mo
                                    count[q.second], in.capacity[q.gpu] / s});
     pairs.push_back({q.first, q.second, q.gpu, s, q.first_throughput, q.second_throughput, upper});
   }
-  return solve_level_classes(throughput, scale, count, coef, in.capacity, true,
+  return solve_level_classes(throughput, scale, count, coef, in.capacity, !makespan,
                              o.water_filling_threshold, o.max_water_filling_levels,
                              std::move(pairs));
 }
@@ -199,9 +203,10 @@ inline void check_packed_jobs(const std::vector<job>& jobs, const throughput_tab
 }
 
 inline void validate_packed_options(const policy_options& o, const std::vector<job>& jobs) {
-  if (o.policy != policy_kind::max_min_fairness && o.policy != policy_kind::max_throughput)
-    throw invalid_options(std::string("space sharing is implemented for max-min-fairness and "
-                                      "max-throughput, not ") +
+  if (o.policy != policy_kind::max_min_fairness && o.policy != policy_kind::max_throughput &&
+      o.policy != policy_kind::min_makespan)
+    throw invalid_options(std::string("space sharing is implemented for max-min-fairness, "
+                                      "min-makespan and max-throughput, not ") +
                           to_string(o.policy));
   if (o.heterogeneity_agnostic)
     throw invalid_options("space sharing is heterogeneity-aware only (Gavel's packed policies)");
@@ -214,24 +219,48 @@ inline void validate_packed_options(const policy_options& o, const std::vector<j
             "false)");
 }
 
+/// Largest dense tableau (rows x (columns + rows) doubles) a packed class LP may use: 240 MB,
+/// pivots of about 20 ms. Jobs that are all distinct for the policy (min makespan's remaining
+/// steps) make a class per job and a column per job pair, which grows with n^2.
+constexpr double max_packed_tableau = 3e7;
+
+/// \throws invalid_problem when the class LP of `model` would exceed max_packed_tableau.
+inline void check_class_lp_size(const instance& in, const combination_model& model) {
+  const auto k = static_cast<double>(model.classes.size());
+  const double rows = static_cast<double>(in.types()) + 3.0 * k;
+  const double columns =
+      k * static_cast<double>(in.types()) + static_cast<double>(model.pairs.size()) + 2.0 * k + 1.0;
+  if (rows * (columns + rows) <= max_packed_tableau) return;
+  throw invalid_problem("space sharing: " + std::to_string(model.classes.size()) +
+                        " classes of identical jobs and " + std::to_string(model.pairs.size()) +
+                        " class pairs x GPU types make an exact class LP too large to solve "
+                        "densely (" +
+                        std::to_string(static_cast<long long>(rows)) + " x " +
+                        std::to_string(static_cast<long long>(columns)) +
+                        "); split the jobs with POP (pop_parts) or raise the pair threshold");
+}
+
 /// The packed policy on one (sub-)instance; `jobs` are its rows' jobs.
 inline packed_outcome solve_packed(const instance& in, const std::vector<job>& jobs,
                                    const gpu_cluster& cluster, const throughput_table& table,
                                    const policy_options& o) {
   packed_outcome out;
-  const combination_model model = make_combinations(in, jobs, cluster, table, o.pairing);
+  const bool makespan = o.policy == policy_kind::min_makespan;
+  const combination_model model = make_combinations(in, jobs, cluster, table, o.pairing, makespan);
   out.pair_options = static_cast<std::int64_t>(model.pairs.size());
   out.pruned = model.pruned;
   out.classes = static_cast<std::int64_t>(model.classes.size());
+  check_class_lp_size(in, model);
   if (model.classes.empty()) {
     out.x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
     return out;
   }
-  if (o.policy == policy_kind::max_min_fairness && o.water_filling) {
-    const class_solve s = packed_water_filling(in, model, o);
+  if ((o.policy == policy_kind::max_min_fairness && o.water_filling) || makespan) {
+    const class_solve s = packed_level_classes(in, model, o);
     out.optimal = s.ok;
-    out.bound = s.bound;
-    out.water_filling_levels = s.levels;
+    // Makespan's bound is on the level 1 / makespan: its reciprocal bounds the makespan below.
+    out.bound = makespan ? 1.0 / s.bound : s.bound;
+    if (!makespan) out.water_filling_levels = s.levels;
     out.simplex_runs = s.runs;
     if (s.ok)
       spread_classes(in, model, s.rows, s.pair_totals, out.x, out.pairs);
@@ -263,6 +292,13 @@ inline Eigen::VectorXd packed_throughput(const Eigen::MatrixXd& throughput,
 inline double packed_objective(const instance& in, const policy_options& o,
                                const Eigen::VectorXd& et) {
   if (o.policy == policy_kind::max_throughput) return et.sum();
+  if (o.policy == policy_kind::min_makespan) {
+    double makespan = 0.0;
+    for (Eigen::Index i = 0; i < in.jobs(); ++i)
+      if (in.schedulable[static_cast<std::size_t>(i)] && in.remaining[i] > 0.0)
+        makespan = std::max(makespan, et[i] > 0.0 ? in.remaining[i] / et[i] : inf());
+    return makespan;
+  }
   double out = inf();
   for (Eigen::Index i = 0; i < in.jobs(); ++i)
     if (in.schedulable[static_cast<std::size_t>(i)])
@@ -341,7 +377,8 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
 /// exact and certified, and among the allocations that reach it the one with the largest total
 /// normalised throughput is returned) or, with options.water_filling, the leximin allocation
 /// (water filling over classes, options.water_filling_threshold and max_water_filling_levels as
-/// for allocate()); max-throughput (without costs or SLO floors). The
+/// for allocate()); min makespan (exact over classes of jobs with equal remaining steps, so
+/// as fast as the classes are few); max-throughput (without costs or SLO floors). The
 /// result's `fraction` is each job's time alone, `pairs` the time shared; POP drops the pairs
 /// whose jobs land in different parts.
 /// \throws invalid_problem for invalid jobs or cluster or a job whose (type, scale factor) is
