@@ -224,6 +224,8 @@ expect_one_line() { # code, stderr pattern, args...: as expect_code, and the err
 }
 expect_one_line 2 "--space-sharing runs --policy max-min-fairness, min-makespan or max-throughput, not finish-time-fairness" \
   --space-sharing --policy finish-time-fairness
+expect_one_line 2 "class LP too large to solve densely .*split the jobs with POP" --jobs 300 \
+  --cluster v100:64,p100:64,k80:64 --space-sharing --policy min-makespan
 expect_one_line 2 "--space-sharing cannot be combined with --heterogeneity-agnostic" \
   --space-sharing --heterogeneity-agnostic
 expect_one_line 2 "cannot be combined with --gpu-cost" --space-sharing --policy max-throughput \
