@@ -188,6 +188,15 @@ resource_table read_resources(const std::string& path) {
     check_field_count(fields, columns, path, line);
     const std::string_view name = fields[name_column];
     if (name.empty()) fail_at(path, line, "empty resource name");
+    // A name is a column of the jobs file and of every output: control characters (a stray
+    // carriage return, a NUL) would not survive either.
+    const auto control = std::find_if(name.begin(), name.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
+    });
+    if (control != name.end())
+      fail_at(path, line,
+              "resource name " + quoted(name) + " contains a control character (byte " +
+                  std::to_string(static_cast<unsigned char>(*control)) + ")");
     if (is_jobs_column_name(name))
       fail_at(path, line,
               "resource name " + quoted(name) + " is reserved for a column of the jobs file");

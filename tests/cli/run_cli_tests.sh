@@ -414,6 +414,8 @@ bad_resources "non-numeric capacity" "bad.res.csv:2:" 'name,capacity\ngpu,two\nc
 bad_resources "duplicate resource" "bad.res.csv:4:" 'name,capacity\ngpu,2\ncpu,3\ngpu,1\n'
 bad_resources "ragged resources row" "bad.res.csv:2:" 'name,capacity\ngpu\ncpu,3\n'
 bad_resources "resource named like a demand column" "reserved" 'name,capacity\ngpu,2\ndemand:x,3\n'
+bad_resources "carriage return inside a resource name" "bad.res.csv:3: resource name" \
+  'name,capacity\ngpu,2\ncpu\r,3\n'
 # Resources without a jobs column are fine (throughput 0 for every job).
 printf 'name,capacity\ngpu,2\ncpu,3\nfpga,4\n' >more.res.csv
 run --jobs good.jobs.csv --resources more.res.csv --utility log --quiet
