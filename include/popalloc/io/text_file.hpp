@@ -96,17 +96,13 @@ inline void append_number(std::string& out, double value) {
 }
 
 /// \brief Appends a CSV field, quoted when it would otherwise not read back the same (a comma,
-/// a leading quote, blanks at either end, a final carriage return, which a reader takes for
-/// part of a CRLF line end when the field ends a line). \throws input_error for a field that
-/// contains a line feed, or needs quotes and contains a quote: the reader has no escape for
-/// either.
+/// a leading quote, blanks at either end). \throws input_error for a field that needs quotes and
+/// contains a quote: the reader has no escape for that.
 inline void append_csv_field(std::string& out, const std::string& field) {
   auto blank = [](char c) { return c == ' ' || c == '\t'; };
-  if (field.find('\n') != std::string::npos)
-    throw input_error("cannot write a field with a line break as a CSV field");
-  const bool needs_quotes = field.find(',') != std::string::npos ||
-                            (!field.empty() && (field.front() == '"' || blank(field.front()) ||
-                                                blank(field.back()) || field.back() == '\r'));
+  const bool needs_quotes =
+      field.find(',') != std::string::npos ||
+      (!field.empty() && (field.front() == '"' || blank(field.front()) || blank(field.back())));
   if (!needs_quotes) {
     out += field;
     return;
