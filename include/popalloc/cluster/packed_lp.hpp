@@ -65,6 +65,13 @@ inline void add_packed_column(packed_lp& lp, std::vector<Eigen::VectorXd>& cols,
   lp.fill[lp.fill.size() - 1] = fill;
 }
 
+/// Largest total time of class pair q on its GPU type: a job's time (each pair inside one
+/// class uses two of its jobs), and the GPUs of the type at scale s.
+inline double pair_upper(const class_pair& q, double count_first, double count_second, double gpus,
+                         double s) {
+  return std::min({q.first == q.second ? count_first / 2.0 : count_first, count_second, gpus / s});
+}
+
 }  // namespace detail
 
 /// \brief The class LP of max-min fairness (`max_min` true: maximise the level L) or of
@@ -115,8 +122,7 @@ inline packed_lp build_packed_lp(const instance& in, const combination_model& mo
     }
     best[fa] = std::max(best[fa], q.first_throughput);
     best[fb] = std::max(best[fb], q.second_throughput);
-    const double upper = std::min(
-        {q.first == q.second ? count[fa] / 2.0 : count[fa], count[fb], in.capacity[q.gpu] / s});
+    const double upper = detail::pair_upper(q, count[fa], count[fb], in.capacity[q.gpu], s);
     detail::add_packed_column(lp, cols, std::move(col), upper,
                               q.first_throughput + q.second_throughput,
                               q.first_throughput / coef[fa] + q.second_throughput / coef[fb],

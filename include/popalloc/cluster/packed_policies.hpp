@@ -180,8 +180,7 @@ inline class_solve packed_level_classes(const instance& in, const combination_mo
   pairs.reserve(model.pairs.size());
   for (const class_pair& q : model.pairs) {
     const double s = scale[q.first];
-    const double upper = std::min({q.first == q.second ? count[q.first] / 2.0 : count[q.first],
-                                   count[q.second], in.capacity[q.gpu] / s});
+    const double upper = pair_upper(q, count[q.first], count[q.second], in.capacity[q.gpu], s);
     pairs.push_back({q.first, q.second, q.gpu, s, q.first_throughput, q.second_throughput, upper});
   }
   return solve_level_classes(throughput, scale, count, coef, in.capacity, !makespan,
