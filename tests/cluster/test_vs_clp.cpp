@@ -3,6 +3,7 @@
 // max-min fairness (epigraph LP, and the exact lexicographic water-filling vector), min makespan
 // (POP's LP), max throughput, finish-time fairness (CLP feasibility LPs at rho (1 -/+ 1e-6)), and
 // proportional fairness (not an LP: an independent dual bound computed here in closed form);
+// the level search's price bound (never below the LP optimum);
 // the exact solves over classes of identical jobs against the same LPs and the core path.
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,8 @@
 
 #include <popalloc/cluster/instance.hpp>
 #include <popalloc/cluster/job_generator.hpp>
+#include <popalloc/cluster/level_bisection.hpp>
+#include <popalloc/cluster/level_price_bound.hpp>
 #include <popalloc/cluster/policies.hpp>
 #include <popalloc/cluster/throughputs.hpp>
 
@@ -198,6 +201,62 @@ TEST_CASE("max-min water filling matches the exact lexicographic max-min vector"
       }
     }
   }
+}
+
+TEST_CASE("a probe's prices certify only infeasible levels, down to near the LP optimum") {
+  const auto cluster = pc::parse_cluster("k80:5,p100:3,v100:2");
+  int tightened = 0, cases = 0;
+  for (std::uint32_t seed = 1; seed <= 8; ++seed) {
+    // From seed 3 on, the GPUs are contended: the optimum lies below every job's alone level.
+    const auto jobs = cluster_test::random_jobs(20 + static_cast<int>(seed) * 4, cluster, seed);
+    pc::policy_options o;
+    o.water_filling = false;
+    const pc::instance in = pc::prepare_instance(jobs, cluster, o);
+    pc::level_problem p;
+    p.throughput = in.model_throughput;
+    p.scale = in.scale;
+    p.capacity = in.capacity;
+    Eigen::VectorXd c(in.jobs());
+    for (Eigen::Index i = 0; i < in.jobs(); ++i)
+      c[i] = in.weight[i] * in.proportional[i] / in.scale[i];
+    p.target = [c](Eigen::Index i, double level) { return level * c[i]; };
+    p.level_of = [c](Eigen::Index i, double et) { return et / c[i]; };
+    for (const bool capped : {false, true}) {
+      // Capped: every third job frozen at half the free optimum, as water filling does.
+      std::vector<double> frozen(jobs.size(), std::nan(""));
+      p.cap.assign(jobs.size(), kInf);
+      if (capped) {
+        const double free_level = lp_max_min(in, frozen);
+        for (std::size_t i = 0; i < jobs.size(); i += 3) frozen[i] = p.cap[i] = 0.5 * free_level;
+      }
+      const double exact = lp_max_min(in, frozen);
+      REQUIRE(std::isfinite(exact));
+      for (const double above : {2.0, 1.1, 1.001}) {
+        const double level = exact * above;
+        const pc::level_probe probe =
+            pc::probe_level(p, level, 1e-9, popalloc::solver_options{}, {}, 0.0);
+        CAPTURE(seed);
+        CAPTURE(capped);
+        CAPTURE(above);
+        REQUIRE(probe.infeasible);
+        REQUIRE(probe.prices.size() == 3);
+        // The solve's bound is the lower of its prices' dual value and the value at prices 0
+        // (every job alone at full time).
+        const pc::level_dual own = pc::level_dual_value(p, probe.prices, level, level);
+        const pc::level_dual alone =
+            pc::level_dual_value(p, Eigen::VectorXd::Zero(3), level, level);
+        CHECK(std::abs(std::min(own.value, alone.value) - probe.dual_bound) <=
+              1e-9 * own.magnitude);
+        const double bound = pc::price_level_bound(p, probe.prices, level, 0.0, level, 1e-10);
+        CHECK(bound >= exact * (1.0 - 1e-9));
+        ++cases;
+        if (bound < level - 0.01 * (level - exact)) ++tightened;
+      }
+    }
+  }
+  // The prices of a solve stopped at its first proof need not certify anything lower, but in
+  // most cases they do.
+  CHECK(tightened * 2 > cases);
 }
 
 TEST_CASE("min makespan equals POP's LP (max u, ET_i >= r_i u)") {
@@ -527,6 +586,29 @@ TEST_CASE("class LP: Gavel's jobs and throughputs, max-min (plain, water filling
     CHECK(wf.normalized_throughput.minCoeff() >= exact * (1.0 - 1e-9));
     CHECK(wf.water_filling_levels >= 1);
   }
+}
+
+TEST_CASE("core path: where the probes near the optimum stall, their prices close the bracket") {
+  // 1,000 of Gavel's jobs with priority weights on the core path at tolerance 1e-6: the probes
+  // closest to the optimum stall at the working precision and leave the proved ends 1.1e-6
+  // apart (status stalled without the price bounds); the probes' prices prove a level within
+  // the tolerance.
+  const auto cluster = pc::parse_cluster("v100:80,p100:100,k80:120");
+  const auto jobs = gavel_jobs(1000, cluster, 2);
+  const pc::instance in = prepared(jobs, cluster, pc::policy_kind::max_min_fairness);
+  const double exact = lp_max_min(in, std::vector<double>(jobs.size(), std::nan("")));
+  REQUIRE(std::isfinite(exact));
+  pc::policy_options o;
+  o.water_filling = false;
+  o.class_lp_max_classes = 0;
+  o.tolerance = 1e-6;
+  const auto a = pc::allocate(jobs, cluster, o);
+  CHECK(a.status == popalloc::solve_status::converged);
+  CHECK(a.core_solves > 10);
+  CHECK(a.bound >= exact * (1.0 - 1e-9));
+  CHECK(a.objective <= exact * (1.0 + 1e-9));
+  CHECK(a.bound - a.objective <= 1e-6 * a.bound);
+  check_feasible(a, in);
 }
 
 TEST_CASE("class LP: min makespan over classes of equal remaining steps equals CLP") {

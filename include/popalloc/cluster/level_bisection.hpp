@@ -14,7 +14,10 @@
 /// solver returns a feasible allocation X and a dual bound g >= phi(L):
 ///   * X is feasible for the base constraints, so its own level min_i level_i(X) is a certified
 ///     lower end of the bracket (whatever L was);
-///   * g < 0 proves phi(L) < 0, i.e. L is infeasible: a certified upper end.
+///   * g < 0 proves phi(L) < 0, i.e. L is infeasible: a certified upper end;
+///   * the solve's prices also prove levels below L infeasible (cluster/level_price_bound.hpp):
+///     one pass over the jobs per level tried. Where the solves near the optimum stall, these
+///     bounds close the bracket that the probes could not.
 /// Feasibility is monotone in L, so bisection between these ends converges to the optimum; the
 /// result is the best X found and the smallest certified infeasible level.
 #pragma once
@@ -23,10 +26,13 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include "popalloc/cluster/level_price_bound.hpp"
+#include "popalloc/cluster/level_problem.hpp"
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/dual_solver.hpp"
@@ -36,21 +42,6 @@
 #include "popalloc/utility/target_priority.hpp"
 
 namespace popalloc::cluster {
-
-/// \brief A max-level problem over the base constraints sum_w x_iw <= 1,
-/// sum_i s_i x_iw <= n_w.
-struct level_problem {
-  Eigen::MatrixXd throughput;  ///< A, n x m (0: cannot run there)
-  Eigen::VectorXd scale;       ///< s_i: GPUs held at once
-  Eigen::VectorXd capacity;    ///< n_w
-  /// Level at which job i is frozen (+inf: free). Its requirement is tau_i(min(L, cap_i)).
-  std::vector<double> cap;
-  /// tau_i(L): throughput job i needs for level L; nondecreasing in L, 0 if it needs none,
-  /// +inf if no throughput reaches L.
-  std::function<double(Eigen::Index, double)> target;
-  /// level_i(ET): the level job i reaches with throughput ET; nondecreasing in ET.
-  std::function<double(Eigen::Index, double)> level_of;
-};
 
 /// \brief One target-priority solve at a fixed level.
 struct level_probe {
@@ -202,7 +193,10 @@ inline level_probe probe_level(const level_problem& p, double level, double abso
 /// wide, exact where it matters. A level the solve cannot decide (not proved infeasible, and
 /// its allocation falls short of the level by more than tolerance / 2) is solved again with the
 /// gap at the decision threshold, up to 2 times, then treated as infeasible for the search only
-/// (`upper` stays certified). `after_probe`, if set, sees the solution after every probe.
+/// (`upper` stays certified); the search ends instead at an undecided level when the certified
+/// ends are already within 4 * tolerance. If the search ends with the certified ends further
+/// apart, the probes' prices lower `upper` to the smallest level they prove infeasible.
+/// `after_probe`, if set, sees the solution after every probe.
 inline level_solution maximize_level(
     const level_problem& p, double lower, const Eigen::MatrixXd& x_lower, double upper,
     double tolerance, const solver_options& base, const Eigen::VectorXd& warm_prices = {},
@@ -215,7 +209,8 @@ inline level_solution maximize_level(
   out.upper = upper;
   out.prices = warm_prices;
   double search_upper = upper;
-  double pending = std::numeric_limits<double>::quiet_NaN();  // level to retry more precisely
+  std::vector<std::pair<double, Eigen::VectorXd>> probe_prices;  // (probe level, its prices)
+  double pending = std::numeric_limits<double>::quiet_NaN();     // level to retry more precisely
   int retries = 0;
   while (search_upper - out.level > tolerance * search_upper) {
     if (clock.seconds() > deadline_seconds) {
@@ -242,12 +237,19 @@ inline level_solution maximize_level(
       out.x = probe.x;
     }
     pending = std::numeric_limits<double>::quiet_NaN();
+    if (probe.prices.size() != 0) probe_prices.emplace_back(level, probe.prices);
     if (probe.infeasible) {
       out.upper = std::min(out.upper, level);
       search_upper = std::min(search_upper, level);
       retries = 0;
     } else if (probe.achieved >= level * (1.0 - 0.5 * tolerance)) {
       retries = 0;  // feasible to the tolerance: out.level moved up to ~level
+    } else if (out.upper - out.level <= 4.0 * tolerance * out.upper) {
+      // Undecided, but the certified ends already meet the reported tolerance: refining them
+      // further would cost the slowest solves of the search (levels this close to the optimum
+      // are where the core stalls).
+      if (after_probe) after_probe(out);
+      break;
     } else if (retries < 2) {
       // Neither proved infeasible nor reached: the solve was too coarse to tell.
       pending = level;
@@ -260,6 +262,14 @@ inline level_solution maximize_level(
     }
     if (after_probe) after_probe(out);
     if (out.level >= out.upper) break;
+  }
+  // Where the probes near the optimum stalled, their prices (or earlier ones) often prove
+  // levels below the lowest proved one: one pass over the jobs per level tried.
+  for (std::size_t k = probe_prices.size();
+       k-- > 0 && out.upper - out.level > 4.0 * tolerance * out.upper;) {
+    out.upper =
+        std::min(out.upper, price_level_bound(p, probe_prices[k].second, probe_prices[k].first,
+                                              out.level, out.upper, 0.25 * tolerance));
   }
   // Sub-solves that stalled or hit a limit do not matter if the certified bracket closed.
   const bool closed = out.upper - out.level <= 4.0 * tolerance * out.upper;

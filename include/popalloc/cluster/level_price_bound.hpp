@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file
+/// \brief Certified upper ends of a level search from one probe's prices, at any level.
+///
+/// A probe at level L' solves the target-priority problem with every job's deficit weighted
+/// by w_i = 1 / tau_i(L'). For fixed prices p and those fixed weights, the Lagrangian dual of
+/// the weighted-deficit problem at another level L,
+///     D(L) = sum_w p_w n_w + sum_i max_{x_i} [ w_i min(A_i x_i - tau_i(L), 0) - p s_i x_i ],
+/// bounds its optimum from above, and that optimum is 0 exactly when L is feasible. So D(L) < 0
+/// proves L infeasible, for any p >= 0 and any positive weights. D is nonincreasing in L (the
+/// requirements tau_i are), so the smallest level it proves infeasible is found by bisection,
+/// each step one pass over the jobs. Prices that are optimal for the probe's level stay
+/// optimal for the nearby levels (in the deficit form the level only moves the right-hand
+/// side), so the prices of probes close to the optimum prove levels close to it, also where
+/// those probes themselves stalled before proving or reaching their own level.
+///
+/// Each job's inner maximum is a linear program over {x >= 0, sum_w x_w <= 1,
+/// sum_w (A_w / tau) x_w <= 1} (beyond the target the deficit term is flat and the prices only
+/// cost), so it is attained at a vertex: nothing, one type up to the target or full time, or
+/// two types mixed to meet the target exactly at full time.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "popalloc/cluster/level_problem.hpp"
+
+namespace popalloc::cluster {
+
+namespace detail {
+
+/// An upper bound on max over the job's vertices of  W min(a.x - 1, 0) - c.x  (a = A / tau,
+/// W = w tau), with the types `open` leaves out: each vertex's value plus a bound on its
+/// rounding (and on that of a), so that a negative dual stays a proof.
+inline double job_dual_term(const double* a, const double* c, const char* open, Eigen::Index m,
+                            double big_w) {
+  constexpr double eps = std::numeric_limits<double>::epsilon();
+  double best = -big_w;  // x = 0
+  for (Eigen::Index j = 0; j < m; ++j) {
+    if (!open[j] || !(a[j] > 0.0)) continue;
+    // One type, up to the target or at full time: (W a_j - c_j) x_j - W, every part at most
+    // W + c_j x_j in size.
+    const double xj = std::min(1.0, 1.0 / a[j]);
+    const double single = (big_w * a[j] - c[j]) * xj - big_w;
+    best = std::max(best, single + 8.0 * eps * (2.0 * big_w + c[j] * xj));
+    if (!(a[j] > 1.0)) continue;
+    for (Eigen::Index k = 0; k < m; ++k) {
+      if (!open[k] || !(a[k] < 1.0)) continue;
+      // Two types meeting the target at full time: -(c_j x_j + c_k x_k) with x_j + x_k = 1;
+      // an error d in x_j moves it by |c_j - c_k| d.
+      const double span = a[j] - a[k];
+      const double xj_mix = (1.0 - a[k]) / span;
+      const double mix = -(c[j] * xj_mix + c[k] * (1.0 - xj_mix));
+      const double xj_error = 8.0 * eps * (1.0 + a[j] + a[k]) / span;
+      best = std::max(best, mix + std::abs(c[j] - c[k]) * xj_error + 8.0 * eps * (c[j] + c[k]));
+    }
+  }
+  return best;
+}
+
+}  // namespace detail
+
+/// \brief D(level) above (each job's term rounded up, the sum compensated), with the sum of
+/// its terms' magnitudes: the scale of the sum's remaining rounding.
+struct level_dual {
+  double value = 0.0;
+  double magnitude = 0.0;
+  /// value < 0 beyond the rounding of the sum: the level is infeasible.
+  bool proves_infeasible() const {
+    return value < -4.0 * std::numeric_limits<double>::epsilon() * magnitude;
+  }
+};
+
+/// \brief D(level) above: the dual value of the weighted-deficit problem at `level` with
+/// `prices` (one per type, >= 0) and weights 1 / tau_i(weight_level) (jobs that need nothing at
+/// `weight_level` are left out, which only relaxes the problem). -inf when some job cannot
+/// reach `level` at all.
+inline level_dual level_dual_value(const level_problem& p, const Eigen::VectorXd& prices,
+                                   double weight_level, double level) {
+  const Eigen::Index n = p.throughput.rows(), m = p.throughput.cols();
+  std::vector<char> open(static_cast<std::size_t>(m)), all_open(static_cast<std::size_t>(m), 1);
+  level_dual out;
+  double sum = 0.0, compensation = 0.0;  // Neumaier's summation
+  const auto add = [&](double term) {
+    const double t = sum + term;
+    compensation += std::abs(sum) >= std::abs(term) ? (sum - t) + term : (term - t) + sum;
+    sum = t;
+    out.magnitude += std::abs(term);
+  };
+  for (Eigen::Index j = 0; j < m; ++j) {
+    open[static_cast<std::size_t>(j)] = p.capacity[j] > 0.0;
+    // Rounded up, as every term is, so that the sum stays an upper bound.
+    if (p.capacity[j] > 0.0) {
+      const double cost = prices[j] * p.capacity[j];
+      add(cost + std::numeric_limits<double>::epsilon() * cost);
+    }
+  }
+  std::vector<double> a(static_cast<std::size_t>(m)), c(static_cast<std::size_t>(m));
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double cap = p.cap.empty() ? std::numeric_limits<double>::infinity()
+                                     : p.cap[static_cast<std::size_t>(i)];
+    const double tau_weight = p.target(i, std::min(weight_level, cap));
+    if (!(tau_weight > 0.0) || !std::isfinite(tau_weight)) continue;
+    const double tau = p.target(i, std::min(level, cap));
+    if (!(tau > 0.0)) continue;
+    if (!std::isfinite(tau)) {
+      out.value = -std::numeric_limits<double>::infinity();
+      return out;
+    }
+    for (Eigen::Index j = 0; j < m; ++j) {
+      a[static_cast<std::size_t>(j)] = p.throughput(i, j) / tau;
+      c[static_cast<std::size_t>(j)] = prices[j] * p.scale[i];
+    }
+    // A closed type is out of reach only for a job that holds GPUs.
+    const char* usable = p.scale[i] > 0.0 ? open.data() : all_open.data();
+    add(detail::job_dual_term(a.data(), c.data(), usable, m, tau / tau_weight));
+  }
+  out.value = sum + compensation;
+  return out;
+}
+
+/// \brief The smallest level in [lower, upper] that `prices` (from a probe at `weight_level`)
+/// prove infeasible, to a relative width `tolerance`; `upper` itself when they prove nothing
+/// below it (or are not a price vector of p).
+inline double price_level_bound(const level_problem& p, const Eigen::VectorXd& prices,
+                                double weight_level, double lower, double upper, double tolerance) {
+  if (prices.size() != p.throughput.cols() || !prices.allFinite() || (prices.array() < 0.0).any())
+    return upper;
+  const auto infeasible = [&](double level) {
+    return level_dual_value(p, prices, weight_level, level).proves_infeasible();
+  };
+  double hi = upper, lo = std::max(lower, 0.0);
+  if (!(hi > lo) || !std::isfinite(hi) || !infeasible(hi)) return upper;
+  for (int step = 0; step < 200 && hi - lo > tolerance * hi; ++step) {
+    const double mid = 0.5 * (lo + hi);
+    (infeasible(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace popalloc::cluster
