@@ -28,6 +28,7 @@
 #include "popalloc/cluster/packed_lp.hpp"
 #include "popalloc/cluster/policies.hpp"
 #include "popalloc/cluster/policy.hpp"
+#include "popalloc/cluster/policy_support.hpp"
 #include "popalloc/cluster/throughputs.hpp"
 #include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/error.hpp"
@@ -291,18 +292,8 @@ inline Eigen::VectorXd packed_throughput(const Eigen::MatrixXd& throughput,
 inline double packed_objective(const instance& in, const policy_options& o,
                                const Eigen::VectorXd& et) {
   if (o.policy == policy_kind::max_throughput) return et.sum();
-  if (o.policy == policy_kind::min_makespan) {
-    double makespan = 0.0;
-    for (Eigen::Index i = 0; i < in.jobs(); ++i)
-      if (in.schedulable[static_cast<std::size_t>(i)] && in.remaining[i] > 0.0)
-        makespan = std::max(makespan, et[i] > 0.0 ? in.remaining[i] / et[i] : inf());
-    return makespan;
-  }
-  double out = inf();
-  for (Eigen::Index i = 0; i < in.jobs(); ++i)
-    if (in.schedulable[static_cast<std::size_t>(i)])
-      out = std::min(out, in.scale[i] * et[i] / (in.weight[i] * in.proportional[i]));
-  return out;
+  if (o.policy == policy_kind::min_makespan) return makespan_of(in, et);
+  return max_min_level_of(in, et);
 }
 
 inline std::vector<job> job_subset(const std::vector<job>& jobs,

@@ -114,6 +114,32 @@ inline Eigen::MatrixXd scatter_rows(const Eigen::MatrixXd& sub,
   return x;
 }
 
+/// ET_i = sum_w T_iw x_iw under the policy's throughput model, one entry per job.
+inline Eigen::VectorXd effective_throughput(const instance& in, const Eigen::MatrixXd& x) {
+  Eigen::VectorXd et(in.jobs());
+  for (Eigen::Index i = 0; i < in.jobs(); ++i) et[i] = in.model_throughput.row(i).dot(x.row(i));
+  return et;
+}
+
+/// max_i r_i / ET_i over the schedulable jobs with work left (+inf if one of them gets nothing;
+/// 0 if none has work left).
+inline double makespan_of(const instance& in, const Eigen::VectorXd& et) {
+  double out = 0.0;
+  for (Eigen::Index i = 0; i < in.jobs(); ++i)
+    if (in.schedulable[static_cast<std::size_t>(i)] && in.remaining[i] > 0.0)
+      out = std::max(out, et[i] > 0.0 ? in.remaining[i] / et[i] : inf());
+  return out;
+}
+
+/// min_i s_i ET_i / (w_i P_i) over the schedulable jobs: the max-min fairness level.
+inline double max_min_level_of(const instance& in, const Eigen::VectorXd& et) {
+  double out = inf();
+  for (Eigen::Index i = 0; i < in.jobs(); ++i)
+    if (in.schedulable[static_cast<std::size_t>(i)])
+      out = std::min(out, in.scale[i] * et[i] / (in.weight[i] * in.proportional[i]));
+  return out;
+}
+
 /// The policy's objective for allocation x (model throughputs, schedulable jobs).
 inline double policy_objective(const instance& in, const policy_options& o,
                                const Eigen::MatrixXd& x) {
@@ -133,12 +159,7 @@ inline double policy_objective(const instance& in, const policy_options& o,
                  (o.gpu_cost.empty() ? 1.0 : o.gpu_cost[static_cast<std::size_t>(w)]);
       return out;
     case policy_kind::min_makespan:
-      for (Eigen::Index i = 0; i < n; ++i) {
-        if (!in.schedulable[static_cast<std::size_t>(i)] || !(in.remaining[i] > 0.0)) continue;
-        const double et = in.model_throughput.row(i).dot(x.row(i));
-        out = std::max(out, et > 0.0 ? in.remaining[i] / et : inf());
-      }
-      return out;
+      return makespan_of(in, effective_throughput(in, x));
     case policy_kind::finish_time_fairness:
       for (Eigen::Index i = 0; i < n; ++i) {
         if (!in.schedulable[static_cast<std::size_t>(i)] || !(in.remaining[i] > 0.0)) continue;
@@ -152,12 +173,7 @@ inline double policy_objective(const instance& in, const policy_options& o,
     case policy_kind::fifo:
       break;
   }
-  out = inf();
-  for (Eigen::Index i = 0; i < n; ++i)
-    if (in.schedulable[static_cast<std::size_t>(i)])
-      out = std::min(out, in.scale[i] * in.model_throughput.row(i).dot(x.row(i)) /
-                              (in.weight[i] * in.proportional[i]));
-  return out;
+  return max_min_level_of(in, effective_throughput(in, x));
 }
 
 }  // namespace popalloc::cluster::detail
