@@ -2,8 +2,10 @@
 // The price bound of a level search (cluster/level_price_bound.hpp): each job's dual term
 // against hand-computed vertex values, and the bound's monotonicity and edge cases. The bound
 // against exact LP optima is in test_vs_clp.cpp.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>

@@ -203,11 +203,12 @@ TEST_CASE("max-min water filling matches the exact lexicographic max-min vector"
   }
 }
 
-TEST_CASE("a probe's prices certify only infeasible levels, down to near the LP optimum") {
+TEST_CASE("a probe's prices prove only infeasible levels, and mostly levels below the probe's") {
   const auto cluster = pc::parse_cluster("k80:5,p100:3,v100:2");
   int tightened = 0, cases = 0;
   for (std::uint32_t seed = 1; seed <= 8; ++seed) {
-    // From seed 3 on, the GPUs are contended: the optimum lies below every job's alone level.
+    // In most of these instances (all from seed 5 on) the GPUs are contended: the optimum lies
+    // below every job's alone level.
     const auto jobs = cluster_test::random_jobs(20 + static_cast<int>(seed) * 4, cluster, seed);
     pc::policy_options o;
     o.water_filling = false;
