@@ -212,6 +212,10 @@ inline level_solution maximize_level(
   std::vector<std::pair<double, Eigen::VectorXd>> probe_prices;  // (probe level, its prices)
   double pending = std::numeric_limits<double>::quiet_NaN();     // level to retry more precisely
   int retries = 0;
+  // The certified ends meet the reported tolerance.
+  const auto closed = [&out, tolerance] {
+    return out.upper - out.level <= 4.0 * tolerance * out.upper;
+  };
   while (search_upper - out.level > tolerance * search_upper) {
     if (clock.seconds() > deadline_seconds) {
       out.status = worse(out.status, solve_status::time_limit);
@@ -244,7 +248,7 @@ inline level_solution maximize_level(
       retries = 0;
     } else if (probe.achieved >= level * (1.0 - 0.5 * tolerance)) {
       retries = 0;  // feasible to the tolerance: out.level moved up to ~level
-    } else if (out.upper - out.level <= 4.0 * tolerance * out.upper) {
+    } else if (closed()) {
       // Undecided, but the certified ends already meet the reported tolerance: refining them
       // further would cost the slowest solves of the search (levels this close to the optimum
       // are where the core stalls).
@@ -265,16 +269,14 @@ inline level_solution maximize_level(
   }
   // Where the probes near the optimum stalled, their prices (or earlier ones) often prove
   // levels below the lowest proved one: one pass over the jobs per level tried.
-  for (std::size_t k = probe_prices.size();
-       k-- > 0 && out.upper - out.level > 4.0 * tolerance * out.upper;) {
+  for (std::size_t k = probe_prices.size(); k-- > 0 && !closed();) {
     out.upper =
         std::min(out.upper, price_level_bound(p, probe_prices[k].second, probe_prices[k].first,
                                               out.level, out.upper, 0.25 * tolerance));
   }
   // Sub-solves that stalled or hit a limit do not matter if the certified bracket closed.
-  const bool closed = out.upper - out.level <= 4.0 * tolerance * out.upper;
-  if (closed && out.status != solve_status::numerical_error) out.status = solve_status::converged;
-  if (!closed && out.status == solve_status::converged) out.status = solve_status::stalled;
+  if (closed() && out.status != solve_status::numerical_error) out.status = solve_status::converged;
+  if (!closed() && out.status == solve_status::converged) out.status = solve_status::stalled;
   return out;
 }
 

@@ -75,52 +75,81 @@ struct level_dual {
   }
 };
 
-/// \brief D(level) above: the dual value of the weighted-deficit problem at `level` with
-/// `prices` (one per type, >= 0) and weights 1 / tau_i(weight_level) (jobs that need nothing at
-/// `weight_level` are left out, which only relaxes the problem). -inf when some job cannot
-/// reach `level` at all.
+/// \brief D(level) above for fixed `prices` (one per type, >= 0) and weights
+/// 1 / tau_i(weight_level), evaluated at any level: what does not depend on the level (the
+/// weights, the open types, the capacity terms) is computed once. Jobs that need nothing at
+/// `weight_level` are left out, which only relaxes the problem.
+class fixed_price_dual {
+ public:
+  fixed_price_dual(const level_problem& p, const Eigen::VectorXd& prices, double weight_level)
+      : p_(p),
+        prices_(prices),
+        open_(static_cast<std::size_t>(p.throughput.cols())),
+        all_open_(open_.size(), 1),
+        tau_weight_(static_cast<std::size_t>(p.throughput.rows())) {
+    for (Eigen::Index j = 0; j < p.throughput.cols(); ++j) {
+      open_[static_cast<std::size_t>(j)] = p.capacity[j] > 0.0;
+      // Rounded up, as every term is, so that the sum stays an upper bound.
+      if (p.capacity[j] > 0.0) {
+        const double cost = prices[j] * p.capacity[j];
+        capacity_terms_.push_back(cost + std::numeric_limits<double>::epsilon() * cost);
+      }
+    }
+    for (Eigen::Index i = 0; i < p.throughput.rows(); ++i)
+      tau_weight_[static_cast<std::size_t>(i)] = p.target(i, std::min(weight_level, cap(i)));
+  }
+
+  /// D(level); -inf when some job cannot reach `level` at all.
+  level_dual at(double level) const {
+    const Eigen::Index m = p_.throughput.cols();
+    level_dual out;
+    double sum = 0.0, compensation = 0.0;  // Neumaier's summation
+    const auto add = [&](double term) {
+      const double t = sum + term;
+      compensation += std::abs(sum) >= std::abs(term) ? (sum - t) + term : (term - t) + sum;
+      sum = t;
+      out.magnitude += std::abs(term);
+    };
+    for (const double term : capacity_terms_) add(term);
+    std::vector<double> a(static_cast<std::size_t>(m)), c(static_cast<std::size_t>(m));
+    for (Eigen::Index i = 0; i < p_.throughput.rows(); ++i) {
+      const double tau_weight = tau_weight_[static_cast<std::size_t>(i)];
+      if (!(tau_weight > 0.0) || !std::isfinite(tau_weight)) continue;
+      const double tau = p_.target(i, std::min(level, cap(i)));
+      if (!(tau > 0.0)) continue;
+      if (!std::isfinite(tau)) {
+        out.value = -std::numeric_limits<double>::infinity();
+        return out;
+      }
+      for (Eigen::Index j = 0; j < m; ++j) {
+        a[static_cast<std::size_t>(j)] = p_.throughput(i, j) / tau;
+        c[static_cast<std::size_t>(j)] = prices_[j] * p_.scale[i];
+      }
+      // A closed type is out of reach only for a job that holds GPUs.
+      const char* usable = p_.scale[i] > 0.0 ? open_.data() : all_open_.data();
+      add(detail::job_dual_term(a.data(), c.data(), usable, m, tau / tau_weight));
+    }
+    out.value = sum + compensation;
+    return out;
+  }
+
+ private:
+  double cap(Eigen::Index i) const {
+    return p_.cap.empty() ? std::numeric_limits<double>::infinity()
+                          : p_.cap[static_cast<std::size_t>(i)];
+  }
+
+  const level_problem& p_;
+  const Eigen::VectorXd& prices_;
+  std::vector<char> open_, all_open_;
+  std::vector<double> capacity_terms_;
+  std::vector<double> tau_weight_;
+};
+
+/// \brief D(level) of fixed_price_dual, once.
 inline level_dual level_dual_value(const level_problem& p, const Eigen::VectorXd& prices,
                                    double weight_level, double level) {
-  const Eigen::Index n = p.throughput.rows(), m = p.throughput.cols();
-  std::vector<char> open(static_cast<std::size_t>(m)), all_open(static_cast<std::size_t>(m), 1);
-  level_dual out;
-  double sum = 0.0, compensation = 0.0;  // Neumaier's summation
-  const auto add = [&](double term) {
-    const double t = sum + term;
-    compensation += std::abs(sum) >= std::abs(term) ? (sum - t) + term : (term - t) + sum;
-    sum = t;
-    out.magnitude += std::abs(term);
-  };
-  for (Eigen::Index j = 0; j < m; ++j) {
-    open[static_cast<std::size_t>(j)] = p.capacity[j] > 0.0;
-    // Rounded up, as every term is, so that the sum stays an upper bound.
-    if (p.capacity[j] > 0.0) {
-      const double cost = prices[j] * p.capacity[j];
-      add(cost + std::numeric_limits<double>::epsilon() * cost);
-    }
-  }
-  std::vector<double> a(static_cast<std::size_t>(m)), c(static_cast<std::size_t>(m));
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double cap = p.cap.empty() ? std::numeric_limits<double>::infinity()
-                                     : p.cap[static_cast<std::size_t>(i)];
-    const double tau_weight = p.target(i, std::min(weight_level, cap));
-    if (!(tau_weight > 0.0) || !std::isfinite(tau_weight)) continue;
-    const double tau = p.target(i, std::min(level, cap));
-    if (!(tau > 0.0)) continue;
-    if (!std::isfinite(tau)) {
-      out.value = -std::numeric_limits<double>::infinity();
-      return out;
-    }
-    for (Eigen::Index j = 0; j < m; ++j) {
-      a[static_cast<std::size_t>(j)] = p.throughput(i, j) / tau;
-      c[static_cast<std::size_t>(j)] = prices[j] * p.scale[i];
-    }
-    // A closed type is out of reach only for a job that holds GPUs.
-    const char* usable = p.scale[i] > 0.0 ? open.data() : all_open.data();
-    add(detail::job_dual_term(a.data(), c.data(), usable, m, tau / tau_weight));
-  }
-  out.value = sum + compensation;
-  return out;
+  return fixed_price_dual(p, prices, weight_level).at(level);
 }
 
 /// \brief The smallest level in [lower, upper] that `prices` (from a probe at `weight_level`)
@@ -130,9 +159,8 @@ inline double price_level_bound(const level_problem& p, const Eigen::VectorXd& p
                                 double weight_level, double lower, double upper, double tolerance) {
   if (prices.size() != p.throughput.cols() || !prices.allFinite() || (prices.array() < 0.0).any())
     return upper;
-  const auto infeasible = [&](double level) {
-    return level_dual_value(p, prices, weight_level, level).proves_infeasible();
-  };
+  const fixed_price_dual dual(p, prices, weight_level);
+  const auto infeasible = [&](double level) { return dual.at(level).proves_infeasible(); };
   double hi = upper, lo = std::max(lower, 0.0);
   if (!(hi > lo) || !std::isfinite(hi) || !infeasible(hi)) return upper;
   for (int step = 0; step < 200 && hi - lo > tolerance * hi; ++step) {
