@@ -42,6 +42,8 @@ class TEResult:
         paths: [(source, target, [node, ...], flow)] for every candidate path.
         link_load: {(u, v): (load, capacity)} for every arc.
         total_flow, max_link_utilization: of the returned flow.
+
+    Pass it back as ``solve(..., previous=result)`` to re-plan a drifted traffic matrix.
     """
 
     def __init__(self, raw: Dict[str, Any], pairs: List[Tuple[Hashable, Hashable]], names):
@@ -61,6 +63,9 @@ class TEResult:
             for q, nodes, f in raw["paths"]
         ]
         self.link_load = {(names[u], names[v]): (float(l), float(c)) for u, v, l, c in raw["arcs"]}
+        # What a re-plan starts from (solve(previous=...)): flows in path order, arc prices.
+        self._path_flow = np.asarray(raw["path_flow"], dtype=np.float64)
+        self._prices = np.asarray(raw["prices"], dtype=np.float64)
 
     def __repr__(self) -> str:
         return (
@@ -122,6 +127,7 @@ def solve(
     max_iterations: int = 5000,
     threads: Optional[int] = None,
     time_limit: Optional[float] = None,
+    previous: Optional[TEResult] = None,
 ) -> TEResult:
     """Route ``traffic`` over ``graph`` with k edge-disjoint shortest paths per demand.
 
@@ -133,6 +139,11 @@ def solve(
         k: paths per demand.
         capacity: the edge attribute holding link capacities.
         tolerance: relative gap of the core solves.
+        previous: the result of an earlier call on the same graph whose traffic had the same
+            pairs with positive demand (only the demands changed: a drifted matrix). The
+            concurrent-flow and min-max-utilization solves then start from its routing and
+            prices (docs/traffic-engineering.md, "Re-planning"); total flow is solved afresh.
+            A previous result whose paths or links do not match raises ValueError.
 
     Returns:
         A :class:`TEResult`. Raises ValueError for a bad topology or traffic matrix.
@@ -175,5 +186,7 @@ def solve(
         int(max_iterations),
         0 if threads is None else int(threads),
         math.inf if time_limit is None else float(time_limit),
+        None if previous is None else previous._path_flow,
+        None if previous is None else previous._prices,
     )
     return TEResult(raw, pairs, names)

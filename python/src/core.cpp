@@ -802,13 +802,31 @@ nb::dict cluster_allocate(const nb::dict& jobs, const std::vector<std::string>& 
 
 // ---- Traffic engineering ----------------------------------------------------------------------
 
+/// A previous TE answer's per-path flows and arc prices (float64 vectors) as te::result.
+popalloc::te::result te_previous(const any_array& path_flow, const any_array& prices) {
+  if (!has_dtype<double>(path_flow) || path_flow.ndim() != 1 || !has_dtype<double>(prices) ||
+      prices.ndim() != 1)
+    throw nb::value_error("a previous result's path flows and prices must be float64 vectors");
+  popalloc::te::result previous;
+  const auto* f = static_cast<const double*>(path_flow.data());
+  const auto* p = static_cast<const double*>(prices.data());
+  previous.path_flow.assign(f, f + path_flow.shape(0));
+  previous.prices.assign(p, p + prices.shape(0));
+  return previous;
+}
+
 /// popalloc::te::solve_price on a node-link document (the text popalloc-te reads, so the same
-/// loading rules apply) and a traffic matrix given as (source name, target name, demand).
+/// loading rules apply) and a traffic matrix given as (source name, target name, demand); with
+/// a previous answer's path flows and prices, te::replan_price.
 nb::dict te_solve(const std::string& node_link_json, const std::vector<std::string>& sources,
                   const std::vector<std::string>& targets, const any_array& demand,
                   const std::string& objective, int k, double default_capacity, double relative_gap,
-                  int max_iterations, int threads, double time_limit) {
+                  int max_iterations, int threads, double time_limit,
+                  const std::optional<any_array>& previous_path_flow,
+                  const std::optional<any_array>& previous_prices) {
   namespace te = popalloc::te;
+  if (previous_path_flow.has_value() != previous_prices.has_value())
+    throw nb::value_error("a previous result needs both its path flows and its prices");
   if (!has_dtype<double>(demand) || demand.ndim() != 1 || demand.shape(0) != sources.size() ||
       targets.size() != sources.size())
     throw nb::value_error("one float64 demand per (source, target) pair");
@@ -850,12 +868,15 @@ nb::dict te_solve(const std::string& node_link_json, const std::vector<std::stri
   options.solver.threads = threads;
   options.solver.time_limit_seconds = time_limit;
   const te::te_objective kind = te::parse_te_objective(objective);
+  te::result previous;
+  if (previous_path_flow) previous = te_previous(*previous_path_flow, *previous_prices);
   te::instance inst;
   te::result r;
   {
     nb::gil_scoped_release release;
     inst = te::make_instance(std::move(graph), std::move(commodities), paths);
-    r = te::solve_price(inst, kind, options);
+    r = previous_path_flow ? te::replan_price(inst, kind, previous, options)
+                           : te::solve_price(inst, kind, options);
   }
   const te::flow_summary summary = te::summarize(inst, r.path_flow);
   nb::list path_list;
@@ -897,6 +918,8 @@ nb::dict te_solve(const std::string& node_link_json, const std::vector<std::stri
   out["total_flow"] = summary.total_flow;
   out["max_link_utilization"] = summary.max_link_utilization;
   out["max_capacity_excess"] = summary.max_capacity_excess;
+  out["path_flow"] = to_numpy(std::vector<double>(r.path_flow));
+  out["prices"] = to_numpy(std::vector<double>(r.prices));
   return out;
 }
 
@@ -1191,7 +1214,8 @@ NB_MODULE(_core, m) {
   m.def("cluster_allocate", &cluster_allocate, "jobs"_a, "types"_a, "counts"_a, "options"_a);
   m.def("te_solve", &te_solve, "node_link_json"_a, "sources"_a, "targets"_a, "demand"_a.noconvert(),
         "objective"_a, "k"_a, "default_capacity"_a, "relative_gap"_a, "max_iterations"_a,
-        "threads"_a, "time_limit"_a);
+        "threads"_a, "time_limit"_a, "previous_path_flow"_a.noconvert().none() = nb::none(),
+        "previous_prices"_a.noconvert().none() = nb::none());
   m.def("lb_place", &lb_place, "load"_a.noconvert(), "memory"_a.noconvert(), "servers"_a,
         "max_memory"_a, "replication"_a, "epsilon"_a, "current"_a.noconvert().none(),
         "held"_a.noconvert().none(), "method"_a, "parts"_a, "relative_gap"_a, "threads"_a);

@@ -103,6 +103,38 @@ def test_networkx_graph_and_matrix_traffic():
         te.solve(g, tm, "fastest")
 
 
+@pytest.mark.parametrize("objective", ["concurrent-flow", "min-max-utilization"])
+def test_replan_of_a_drifted_matrix(root, objective):
+    doc = json.loads((root / "data/topologies/b4-teavar.json").read_text())
+    ids = [n["id"] for n in doc["nodes"]]
+    rng = np.random.default_rng(3)
+    traffic = {(s, t): float(rng.uniform(500, 5000)) for s in ids for t in ids if s != t}
+    last = te.solve(doc, traffic, objective, tolerance=1e-6)
+    cold_solves = replan_solves = 0
+    for _ in range(3):
+        traffic = {p: d * rng.uniform(0.95, 1.05) for p, d in traffic.items()}
+        cold = te.solve(doc, traffic, objective, tolerance=1e-6)
+        replan = te.solve(doc, traffic, objective, tolerance=1e-6, previous=last)
+        assert cold.status == replan.status == "converged"
+        # Each answer lies within the other's certified bound.
+        if objective == "min-max-utilization":
+            assert replan.objective >= cold.bound * (1 - 1e-9)
+            assert cold.objective >= replan.bound * (1 - 1e-9)
+        else:
+            assert replan.objective <= cold.bound * (1 + 1e-9)
+            assert cold.objective <= replan.bound * (1 + 1e-9)
+        cold_solves += cold.solves
+        replan_solves += replan.solves
+        last = replan
+    assert replan_solves < cold_solves
+    # Another graph's answer cannot start a re-plan.
+    toy = json.loads((root / "data/topologies/toy-network.json").read_text())
+    tids = [n["id"] for n in toy["nodes"]]
+    other = te.solve(toy, {(tids[0], tids[1]): 1.0}, objective)
+    with pytest.raises(ValueError, match="same topology and paths|arcs"):
+        te.solve(doc, traffic, objective, previous=other)
+
+
 def check_placement(p, load, memory, servers, max_memory, epsilon, balanced=True):
     np.testing.assert_allclose(p.fraction.sum(axis=1), 1.0, atol=1e-6)
     server_load = (p.fraction * load[:, None]).sum(axis=0)

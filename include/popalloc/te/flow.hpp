@@ -139,6 +139,9 @@ struct result {
   double seconds = 0.0;  ///< wall time of the solve (excludes paths and traffic matrix)
   int pop_parts = 1;
   std::vector<double> part_seconds;  ///< POP: wall time of every part
+  /// Arc prices behind `bound` (price solver without POP; empty otherwise): a re-plan of a
+  /// drifted traffic matrix (replan_price) starts from them.
+  std::vector<double> prices;
 };
 
 /// \brief Loads, objective values and violations of a flow.

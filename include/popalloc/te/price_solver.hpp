@@ -229,6 +229,7 @@ inline result solve_total_flow(const instance& inst, const price_options& option
   out.status = from_core(r.status);
   out.iterations = r.iterations;
   out.solves = 1;
+  out.prices.assign(r.prices.data(), r.prices.data() + r.prices.size());
   out.seconds = clock.seconds();
   return out;
 }
@@ -246,12 +247,31 @@ inline bool shortest_open_split(const instance& inst, std::vector<double>& split
   return true;
 }
 
+/// The routing split of a previous flow on the same paths: each commodity's flow normalised to
+/// its whole demand; commodities the flow left empty keep their path in `fallback`.
+inline std::vector<double> carried_split(const instance& inst, const std::vector<double>& flow,
+                                         const std::vector<double>& fallback) {
+  std::vector<double> split = fallback;
+  for (std::size_t k = 0; k < inst.commodities.size(); ++k) {
+    const auto first = static_cast<std::size_t>(inst.paths.pair_offset[k]);
+    const auto last = static_cast<std::size_t>(inst.paths.pair_offset[k + 1]);
+    double total = 0.0;
+    for (std::size_t p = first; p < last; ++p) total += flow[p];
+    if (!(total > 0.0)) continue;
+    for (std::size_t p = first; p < last; ++p) split[p] = flow[p] / total;
+  }
+  return split;
+}
+
 /// The bisection on the routable level a of concurrent-flow and min-max-utilization, with
 /// certified bounds lower <= a* <= upper and the routing split that certifies `lower`.
 class routability_bisection {
  public:
+  /// `previous`: a re-plan's last answer (null for a cold solve); its flow and prices give the
+  /// first bounds when they are better than the cold ones, and its prices the first warm start.
   routability_bisection(const instance& inst, te_objective objective, const price_options& options,
-                        const popalloc::detail::stopwatch& clock, std::vector<double> split)
+                        const popalloc::detail::stopwatch& clock, std::vector<double> split,
+                        const result* previous)
       : inst_(inst),
         objective_(objective),
         options_(options),
@@ -267,6 +287,8 @@ class routability_bisection {
       prices[e] = c > 0.0 ? 1.0 / c : 0.0;
     }
     upper_ = routability_upper_bound(inst, prices);
+    bound_prices_ = prices;
+    if (previous != nullptr) start_from(*previous);
   }
 
   /// Runs the bisection to the tolerance or a limit; returns why it stopped.
@@ -284,8 +306,10 @@ class routability_bisection {
     return solve_status::converged;
   }
 
-  /// The flow of the certified split (scaled to the demands for concurrent-flow) and its bounds.
+  /// The flow of the certified split (scaled to the demands for concurrent-flow), its bounds and
+  /// the prices behind the upper one.
   void finish(result& out) const {
+    out.prices.assign(bound_prices_.data(), bound_prices_.data() + bound_prices_.size());
     const double scale = objective_ == te_objective::concurrent_flow ? std::min(1.0, lower_) : 1.0;
     for (std::size_t k = 0; k < inst_.commodities.size(); ++k)
       for (auto p = inst_.paths.pair_offset[k]; p < inst_.paths.pair_offset[k + 1]; ++p)
@@ -303,6 +327,27 @@ class routability_bisection {
   }
 
  private:
+  // A previous answer's routing, normalised to the new demands, is a routing: its level is
+  // certified for the new instance as it stands; so is the bound of the previous prices.
+  void start_from(const result& previous) {
+    std::vector<double> carried = carried_split(inst_, previous.path_flow, split_);
+    const double l = routability_lower_bound(inst_, carried);
+    if (l > lower_) {
+      lower_ = l;
+      split_ = std::move(carried);
+    }
+    if (previous.prices.empty()) return;
+    const Eigen::VectorXd prices =
+        Eigen::Map<const Eigen::VectorXd>(previous.prices.data(), capacity_.size());
+    const double u = routability_upper_bound(inst_, prices);
+    if (u < upper_) {
+      upper_ = u;
+      bound_prices_ = prices;
+    }
+    warm_ = prices;
+    probe_below_upper_ = true;
+  }
+
   // For concurrent flow a* >= 1 settles it: flows can be capped at the demands.
   bool done() const {
     if (objective_ == te_objective::concurrent_flow && lower_ >= 1.0) return true;
@@ -312,13 +357,23 @@ class routability_bisection {
   // One core solve at a level between the bounds; false when it settled nothing and the core
   // gap cannot be tightened further.
   bool step(result& out, double elapsed) {
-    const double level = std::isfinite(upper_) && upper_ < 4.0 * lower_
-                             ? 0.5 * (lower_ + upper_)
-                             : (std::isfinite(upper_) ? std::sqrt(lower_ * upper_) : 2.0 * lower_);
+    double level = std::isfinite(upper_) && upper_ < 4.0 * lower_
+                       ? 0.5 * (lower_ + upper_)
+                       : (std::isfinite(upper_) ? std::sqrt(lower_ * upper_) : 2.0 * lower_);
+    double width = upper_ - lower_;
+    if (probe_below_upper_ && std::isfinite(upper_)) {
+      // A re-plan's upper bound comes from prices that were optimal for a nearby matrix and is
+      // usually within the tolerance of a*, while the carried routing's lower bound is not: a
+      // probe just below the upper bound closes the interval in one solve when it is feasible
+      // and proves a lower upper bound when it is not.
+      width = std::min(width, options_.solver.relative_gap * upper_);
+      level = std::max(lower_, upper_ - 0.5 * width);
+    }
+    probe_below_upper_ = false;
     problem_.capacity() = capacity_ / level;
     // Deciding a level close to a* needs a core gap of the order of the interval's width.
     core_.relative_gap =
-        std::isfinite(upper_) ? std::min(solve_gap_, 0.1 * (upper_ - lower_) / upper_) : solve_gap_;
+        std::isfinite(upper_) ? std::min(solve_gap_, 0.1 * width / upper_) : solve_gap_;
     core_.time_limit_seconds = options_.solver.time_limit_seconds - elapsed;
     core_.warm_start_prices = warm_;
     const solve_result r = popalloc::solve(problem_, utility::target_priority{}, core_);
@@ -327,8 +382,11 @@ class routability_bisection {
     const double u = routability_upper_bound(inst_, r.prices);
     auto candidate = normalised_split(inst_, r, r.prices);
     const double l = routability_lower_bound(inst_, candidate);
-    const double width = upper_ - lower_;
-    if (u < upper_) upper_ = u;
+    width = upper_ - lower_;
+    if (u < upper_) {
+      upper_ = u;
+      bound_prices_ = r.prices;
+    }
     if (l > lower_) {
       lower_ = l;
       split_ = std::move(candidate);
@@ -372,29 +430,50 @@ class routability_bisection {
   double lower_ = 0.0, upper_ = 0.0;
   double solve_gap_ = 1e-4;
   Eigen::VectorXd warm_;
+  Eigen::VectorXd bound_prices_;    // the prices behind upper_
+  bool probe_below_upper_ = false;  // the next probe is a re-plan's first
 };
 
-}  // namespace detail
+/// Throws invalid_problem unless `previous` can start a re-plan of `inst`: a flow per path and,
+/// when present, a price per arc, every value finite and >= 0.
+inline void check_previous(const instance& inst, const result& previous) {
+  if (static_cast<std::int64_t>(previous.path_flow.size()) != inst.path_count())
+    throw invalid_problem("the previous result has flows for " +
+                          std::to_string(previous.path_flow.size()) + " paths, the instance has " +
+                          std::to_string(inst.path_count()) +
+                          " (a re-plan needs the same topology and paths)");
+  if (!previous.prices.empty() &&
+      static_cast<std::int64_t>(previous.prices.size()) != inst.graph.arc_count())
+    throw invalid_problem("the previous result has prices for " +
+                          std::to_string(previous.prices.size()) + " arcs, the instance has " +
+                          std::to_string(inst.graph.arc_count()));
+  const auto bad = [](double v) { return !std::isfinite(v) || v < 0.0; };
+  if (std::any_of(previous.path_flow.begin(), previous.path_flow.end(), bad))
+    throw invalid_problem("the previous result's path flows must be finite and >= 0");
+  if (std::any_of(previous.prices.begin(), previous.prices.end(), bad))
+    throw invalid_problem("the previous result's prices must be finite and >= 0");
+}
 
-/// \brief Solves `inst` for `objective` with the price-discovery core. The returned flow is
-/// always feasible (capacities and demands; for min-max-utilization every demand is routed and
-/// loads are <= objective * c). \throws invalid_problem for an invalid instance, or for
-/// min-max-utilization when a commodity has no path avoiding zero-capacity arcs.
-inline result solve_price(const instance& inst, te_objective objective,
-                          const price_options& options = {}) {
+/// solve_price and replan_price: a cold solve when `previous` is null.
+inline result solve_price_from(const instance& inst, te_objective objective,
+                               const price_options& options, const result* previous) {
   inst.validate();
   if (!(options.solver.relative_gap > 0.0) || !std::isfinite(options.solver.relative_gap))
     throw invalid_options("relative gap must be a finite number > 0");
   if (options.max_solves < 1) throw invalid_options("max_solves must be >= 1");
+  if (previous != nullptr) check_previous(inst, *previous);
   const popalloc::detail::stopwatch clock;
-  if (objective == te_objective::total_flow) return detail::solve_total_flow(inst, options, clock);
+  // Total flow is solved cold even in a re-plan: started at the last prices, the core on this
+  // degenerate LP took from a third of a cold solve's evaluations to its iteration limit
+  // (docs/traffic-engineering.md, "Re-planning").
+  if (objective == te_objective::total_flow) return solve_total_flow(inst, options, clock);
 
   // Non-separable objectives: bisection on the routable level a with certified bounds [L, U].
   result out;
   out.kind = objective;
   out.path_flow.assign(static_cast<std::size_t>(inst.path_count()), 0.0);
   std::vector<double> split(out.path_flow.size(), 0.0);
-  if (!detail::shortest_open_split(inst, split)) {
+  if (!shortest_open_split(inst, split)) {
     if (objective == te_objective::min_max_utilization)
       throw invalid_problem(
           "a commodity has no path avoiding zero-capacity arcs: its demand cannot be routed, "
@@ -406,11 +485,37 @@ inline result solve_price(const instance& inst, te_objective objective,
     out.seconds = clock.seconds();
     return out;
   }
-  detail::routability_bisection bisection(inst, objective, options, clock, std::move(split));
+  routability_bisection bisection(inst, objective, options, clock, std::move(split), previous);
   out.status = bisection.run(out);
   bisection.finish(out);
   out.seconds = clock.seconds();
   return out;
+}
+
+}  // namespace detail
+
+/// \brief Solves `inst` for `objective` with the price-discovery core. The returned flow is
+/// always feasible (capacities and demands; for min-max-utilization every demand is routed and
+/// loads are <= objective * c). \throws invalid_problem for an invalid instance, or for
+/// min-max-utilization when a commodity has no path avoiding zero-capacity arcs.
+inline result solve_price(const instance& inst, te_objective objective,
+                          const price_options& options = {}) {
+  return detail::solve_price_from(inst, objective, options, nullptr);
+}
+
+/// \brief Re-plans `inst` from `previous`, an answer of solve_price() or replan_price() on an
+/// instance with the same topology and the same commodities and paths whose demands changed (a
+/// drifted traffic matrix). Concurrent flow and min-max-utilization start the bisection from
+/// the previous routing (each commodity's flow normalised to its new demand, a certified lower
+/// bound) and the previous prices (a certified upper bound, and the first warm start), where
+/// these beat the cold start's bounds, and probe just below that upper bound first. Total flow
+/// is solved as solve_price() solves it. The answer is certified as solve_price()'s is;
+/// `previous` without prices (POP's answers) gives the routing only. \throws invalid_problem as
+/// solve_price(), and when `previous` has a flow per path or a price per arc that does not match
+/// `inst`, or a negative or non-finite value.
+inline result replan_price(const instance& inst, te_objective objective, const result& previous,
+                           const price_options& options = {}) {
+  return detail::solve_price_from(inst, objective, options, &previous);
 }
 
 }  // namespace popalloc::te
