@@ -122,6 +122,29 @@ TEST_CASE("replan: the unchanged matrix needs no core solve; total flow and POP 
   CHECK(reference.objective >= from_pop.bound * (1 - 1e-9));
 }
 
+TEST_CASE("replan: a re-plan whose core solves run out gives way to a cold solve") {
+  const te::instance inst = te_test::gravity_instance("Uninett2010.graphml", 64.0, 1);
+  const auto mlu = te::te_objective::min_max_utilization;
+  const te::result first = te::solve_price(inst, mlu, options_at(1e-5));
+  const te::instance next = drifted(inst, 11);
+  // Three evaluations per core solve: the re-plan's first probe runs out, the cold solve after
+  // it cannot converge either, and the answer keeps the best bounds both proved.
+  auto starved = options_at(1e-5);
+  starved.solver.max_iterations = 3;
+  const te::result cold = te::solve_price(next, mlu, starved);
+  const te::result replan = te::replan_price(next, mlu, first, starved);
+  CHECK(replan.solves > cold.solves);  // the re-plan's probe, then the whole cold bisection
+  CHECK(replan.bound >= cold.bound);
+  CHECK(replan.objective <= cold.objective);
+  double best = 0.5 * (replan.objective + replan.bound);
+  if (popalloc_te::lp_solver_available()) best = popalloc_te::solve_lp(next, mlu).objective;
+  CHECK(replan.bound <= best * (1 + 1e-9));
+  CHECK(replan.objective >= best * (1 - 1e-9));
+  const te::flow_summary s = te::summarize(next, replan.path_flow);
+  CHECK(s.max_demand_shortfall <= 1e-7 * next.total_demand());
+  CHECK(replan.objective == doctest::Approx(s.max_link_utilization).epsilon(1e-9));
+}
+
 TEST_CASE("replan: a previous answer that does not fit the instance is refused") {
   const te::instance inst = te_test::gravity_instance("b4-teavar.json", 64.0, 1);
   const auto mlu = te::te_objective::min_max_utilization;

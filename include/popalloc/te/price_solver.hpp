@@ -291,13 +291,15 @@ class routability_bisection {
     if (previous != nullptr) start_from(*previous);
   }
 
-  /// Runs the bisection to the tolerance or a limit; returns why it stopped.
+  /// Runs the bisection to the tolerance or a limit; returns why it stopped: not_solved when a
+  /// re-plan's core solve used up its evaluation budget (the caller then solves cold).
   solve_status run(result& out) {
     while (!done()) {
       if (out.solves >= options_.max_solves) return solve_status::iteration_limit;
       const double elapsed = clock_.seconds();
       if (elapsed >= options_.solver.time_limit_seconds) return solve_status::time_limit;
       const bool settled = step(out, elapsed);
+      if (over_budget_) return solve_status::not_solved;
       const bool stop =
           options_.callback && options_.callback(snapshot(out)) == callback_action::stop;
       if (!settled) return solve_status::stalled;
@@ -305,6 +307,21 @@ class routability_bisection {
     }
     return solve_status::converged;
   }
+
+  /// Takes the other bisection's bounds where they are better (both certify the same a*).
+  void absorb(const routability_bisection& other) {
+    if (other.lower_ > lower_) {
+      lower_ = other.lower_;
+      split_ = other.split_;
+    }
+    if (other.upper_ < upper_) {
+      upper_ = other.upper_;
+      bound_prices_ = other.bound_prices_;
+    }
+  }
+
+  /// Whether the certified bounds meet the tolerance.
+  bool closed() const { return done(); }
 
   /// The flow of the certified split (scaled to the demands for concurrent-flow), its bounds and
   /// the prices behind the upper one.
@@ -346,6 +363,11 @@ class routability_bisection {
     }
     warm_ = prices;
     probe_below_upper_ = true;
+    // Near a* some core solves cost many times the others (Ion: a probe from the carried prices
+    // used all 5000 evaluations where a cold solve's costliest took 2,259): a re-plan's solves
+    // get the previous answer's mean evaluations per core solve, and a re-plan that needs more
+    // gives way to a cold solve.
+    replan_budget_ = std::max(100, previous.iterations / std::max(1, previous.solves));
   }
 
   // For concurrent flow a* >= 1 settles it: flows can be capped at the demands.
@@ -370,6 +392,9 @@ class routability_bisection {
       level = std::max(lower_, upper_ - 0.5 * width);
     }
     probe_below_upper_ = false;
+    core_.max_iterations = replan_budget_ > 0
+                               ? std::min(options_.solver.max_iterations, replan_budget_)
+                               : options_.solver.max_iterations;
     problem_.capacity() = capacity_ / level;
     // Deciding a level close to a* needs a core gap of the order of the interval's width.
     core_.relative_gap =
@@ -394,6 +419,8 @@ class routability_bisection {
     // Warm starts only from levels the solve proved infeasible: there the prices price the
     // bottleneck; below a* they are near 0, far from the prices near a*, and a poor start.
     if (u <= level && r.prices.allFinite()) warm_ = r.prices;
+    if (replan_budget_ > 0 && r.status == popalloc::solve_status::iteration_limit && !done())
+      over_budget_ = true;
     if (upper_ - lower_ > 0.75 * width) {
       // The solve did not settle which side of a* the level is on: ask for more accuracy.
       if (solve_gap_ <= 1e-10) return false;
@@ -432,6 +459,8 @@ class routability_bisection {
   Eigen::VectorXd warm_;
   Eigen::VectorXd bound_prices_;    // the prices behind upper_
   bool probe_below_upper_ = false;  // the next probe is a re-plan's first
+  int replan_budget_ = 0;           // a re-plan's dual evaluations per core solve (0: none)
+  bool over_budget_ = false;        // a re-plan's core solve used up its budget
 };
 
 /// Throws invalid_problem unless `previous` can start a re-plan of `inst`: a flow per path and,
@@ -485,9 +514,18 @@ inline result solve_price_from(const instance& inst, te_objective objective,
     out.seconds = clock.seconds();
     return out;
   }
-  routability_bisection bisection(inst, objective, options, clock, std::move(split), previous);
+  routability_bisection bisection(inst, objective, options, clock, split, previous);
   out.status = bisection.run(out);
-  bisection.finish(out);
+  if (out.status != solve_status::not_solved) {
+    bisection.finish(out);
+  } else {
+    // The re-plan gave way: a cold solve, which keeps what the re-plan proved.
+    routability_bisection cold(inst, objective, options, clock, std::move(split), nullptr);
+    out.status = cold.run(out);
+    cold.absorb(bisection);
+    if (cold.closed()) out.status = solve_status::converged;
+    cold.finish(out);
+  }
   out.seconds = clock.seconds();
   return out;
 }
