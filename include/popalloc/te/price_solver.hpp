@@ -546,8 +546,10 @@ inline result solve_price(const instance& inst, te_objective objective,
 /// drifted traffic matrix). Concurrent flow and min-max-utilization start the bisection from
 /// the previous routing (each commodity's flow normalised to its new demand, a certified lower
 /// bound) and the previous prices (a certified upper bound, and the first warm start), where
-/// these beat the cold start's bounds, and probe just below that upper bound first. Total flow
-/// is solved as solve_price() solves it. The answer is certified as solve_price()'s is;
+/// these beat the cold start's bounds, and probe just below that upper bound first; a re-plan
+/// whose core solve needs more evaluations than the previous answer's mean per solve gives way
+/// to a cold solve, which keeps the bounds the re-plan proved. Total flow is solved as
+/// solve_price() solves it. The answer is certified as solve_price()'s is;
 /// `previous` without prices (POP's answers) gives the routing only. \throws invalid_problem as
 /// solve_price(), and when `previous` has a flow per path or a price per arc that does not match
 /// `inst`, or a negative or non-finite value.
