@@ -11,6 +11,7 @@
 // both. Exit status 1 when an answer is not converged or the two answers disagree (each
 // objective must lie within the other's certified bound, to the tolerance).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>

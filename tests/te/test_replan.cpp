@@ -2,7 +2,6 @@
 // te::replan_price: a drifted traffic matrix re-planned from the last answer, against a cold
 // solve and CLP; what a previous answer must be to start a re-plan.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 
