@@ -299,11 +299,12 @@ class routability_bisection {
       const double elapsed = clock_.seconds();
       if (elapsed >= options_.solver.time_limit_seconds) return solve_status::time_limit;
       const bool settled = step(out, elapsed);
-      if (over_budget_) return solve_status::not_solved;
       const bool stop =
           options_.callback && options_.callback(snapshot(out)) == callback_action::stop;
+      const bool interrupted = stop && !done();
+      if (over_budget_ && !interrupted) return solve_status::not_solved;
       if (!settled) return solve_status::stalled;
-      if (stop && !done()) return solve_status::interrupted;
+      if (interrupted) return solve_status::interrupted;
     }
     return solve_status::converged;
   }
