@@ -48,10 +48,15 @@ def path_lp(result, objective):
     return -res.fun
 
 
+def node_link(root, name):
+    """A data/topologies node-link file as a dict, and its node ids in file order."""
+    doc = json.loads((root / "data/topologies" / name).read_text())
+    return doc, [n["id"] for n in doc["nodes"]]
+
+
 @pytest.mark.parametrize("objective", ["total-flow", "concurrent-flow"])
 def test_toy_network_node_link_dict_against_highs(root, objective):
-    doc = json.loads((root / "data/topologies/toy-network.json").read_text())
-    ids = [n["id"] for n in doc["nodes"]]
+    doc, ids = node_link(root, "toy-network.json")
     rng = np.random.default_rng(5)
     traffic = {(s, t): float(rng.uniform(100, 900)) for s in ids for t in ids if s != t}
     r = te.solve(doc, traffic, objective, k=3, tolerance=1e-7)
@@ -71,8 +76,7 @@ def test_toy_network_node_link_dict_against_highs(root, objective):
 
 
 def test_status_names_of_the_limits(root):
-    doc = json.loads((root / "data/topologies/toy-network.json").read_text())
-    ids = [n["id"] for n in doc["nodes"]]
+    doc, ids = node_link(root, "toy-network.json")
     traffic = {(s, t): 500.0 for s in ids for t in ids if s != t}
     timed = te.solve(doc, traffic, "concurrent-flow", time_limit=1e-9)
     assert timed.status == "time_limit"
@@ -105,8 +109,7 @@ def test_networkx_graph_and_matrix_traffic():
 
 @pytest.mark.parametrize("objective", ["concurrent-flow", "min-max-utilization"])
 def test_replan_of_a_drifted_matrix(root, objective):
-    doc = json.loads((root / "data/topologies/b4-teavar.json").read_text())
-    ids = [n["id"] for n in doc["nodes"]]
+    doc, ids = node_link(root, "b4-teavar.json")
     rng = np.random.default_rng(3)
     traffic = {(s, t): float(rng.uniform(500, 5000)) for s in ids for t in ids if s != t}
     last = te.solve(doc, traffic, objective, tolerance=1e-6)
@@ -128,8 +131,7 @@ def test_replan_of_a_drifted_matrix(root, objective):
         last = replan
     assert replan_solves < cold_solves
     # Another graph's answer cannot start a re-plan.
-    toy = json.loads((root / "data/topologies/toy-network.json").read_text())
-    tids = [n["id"] for n in toy["nodes"]]
+    toy, tids = node_link(root, "toy-network.json")
     other = te.solve(toy, {(tids[0], tids[1]): 1.0}, objective)
     with pytest.raises(ValueError, match="same topology and paths|arcs"):
         te.solve(doc, traffic, objective, previous=other)
