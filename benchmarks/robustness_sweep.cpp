@@ -22,12 +22,15 @@ Solves --trials random problems of 1-6 jobs and 1-4 resources under linear, targ
 log utilities: throughputs U(0.1, 2) (a quarter of them 0, at least one positive per job),
 capacities drawn from {1e-12, 1e-9, 1e-6, 1e-3, 1, 50}, weights from {1e-3, 1, 1e3}, targets
 from the capacities' grid times U(0.1, 2). Prints the count of each status per utility and the
-first --show problems of each utility and status other than converged.
+first --show problems of each utility and status other than converged, and how many of each
+utility's converged problems the interior-point finish completed (docs/method.md).
 
   --trials N       problems (default 1000)
   --seed S         (default 5)
   --tolerance TOL  relative duality gap (default 1e-4)
   --show K         problems listed per utility and status (default 3)
+  --no-interior-point
+                   solve without the interior-point finish (the price iterations alone)
   --require-converged LIST
                    utilities (linear, target-priority, log; comma-separated) whose every
                    problem must converge (default: none)
@@ -42,6 +45,7 @@ struct sweep_options {
   unsigned long seed = 5;
   double tolerance = 1e-4;
   int show = 3;
+  bool interior_point = true;
   std::string require_converged;  ///< ",linear,log," style list
 };
 
@@ -66,6 +70,10 @@ sweep_options parse(int argc, char** argv) {
     if (flag == "--help") {
       std::fputs(usage_text, stdout);
       std::exit(0);
+    }
+    if (flag == "--no-interior-point") {
+      o.interior_point = false;
+      continue;
     }
     if (k + 1 >= argc) usage_error("unknown option or missing value: '" + flag + "'");
     const char* value = argv[++k];
@@ -115,9 +123,12 @@ bool run(const popalloc::dense_problem<double>& p, const Utility& utility, const
   popalloc::solver_options o;
   o.relative_gap = options.tolerance;
   o.threads = 1;
+  o.interior_point_finish = options.interior_point;
   const auto r = popalloc::solve(p, utility, o);
   const std::string key = std::string(name) + " " + popalloc::to_string(r.status);
   const int seen = ++counts[key];
+  if (r.status == popalloc::solve_status::converged && r.interior_point_steps > 0)
+    ++counts[std::string(name) + " converged by the finish"];
   if (r.status != popalloc::solve_status::converged && seen <= options.show)
     std::printf("trial %d, %s: %s, objective %.9g, bound %.9g, relative gap %.2e (%s)\n", trial,
                 name, popalloc::to_string(r.status), r.primal_objective, r.dual_bound,
@@ -150,8 +161,8 @@ int main(int argc, char** argv) {
         run(p, popalloc::utility::target_priority{}, "target-priority", trial, options, counts);
     sound &= run(p, popalloc::utility::log{}, "log", trial, options, counts);
   }
-  std::printf("\n%d problems, tolerance %g, seed %lu:\n", options.trials, options.tolerance,
-              options.seed);
-  for (const auto& [key, count] : counts) std::printf("  %-34s %d\n", key.c_str(), count);
+  std::printf("\n%d problems, tolerance %g, seed %lu%s:\n", options.trials, options.tolerance,
+              options.seed, options.interior_point ? "" : ", no interior-point finish");
+  for (const auto& [key, count] : counts) std::printf("  %-40s %d\n", key.c_str(), count);
   return sound ? 0 : 1;
 }

@@ -9,12 +9,14 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <Eigen/Core>
 
 #include "popalloc/backend/cpu.hpp"
 #include "popalloc/detail/engine.hpp"
+#include "popalloc/detail/interior_point.hpp"
 #include "popalloc/detail/price_discovery.hpp"
 #include "popalloc/detail/problem_scaling.hpp"
 #include "popalloc/detail/sample_start.hpp"
@@ -134,8 +136,16 @@ solve_result solve_as(solve_role role, const Problem& problem, const Utility& ut
 template <class Backend, class Problem, class Utility>
 solve_result solve(const Problem& problem, const Utility& utility, const solver_options& options,
                    const progress_callback& callback) {
-  return detail::solve_as<Backend>(detail::solve_role::full, problem, utility, options, callback,
-                                   {}, nullptr, true);
+  solve_result result = detail::solve_as<Backend>(detail::solve_role::full, problem, utility,
+                                                  options, callback, {}, nullptr, true);
+  // A dense_problem itself: other dense types (views of a caller's buffers) call the finish on a
+  // copy where it applies (detail/interior_point.hpp).
+  if constexpr (detail::is_dense_problem<Problem>::value &&
+                std::is_same_v<Problem, dense_problem<typename Problem::scalar_type>>) {
+    if (options.interior_point_finish)
+      detail::finish_with_interior_point(problem, utility, options, result);
+  }
+  return result;
 }
 
 }  // namespace popalloc

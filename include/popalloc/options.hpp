@@ -75,6 +75,11 @@ struct solver_options {
   /// jobs in proportion to their use of the scarce resources: callers that read each job's share
   /// (a feasibility probe judged by its worst job) turn this off.
   bool topups = true;
+  /// A dense problem with at most 256 options (plus one per job whose piecewise-linear utility
+  /// has a kink) whose price iterations end stalled, at the iteration limit or in a numerical
+  /// error is finished by an interior-point (barrier) method on its exact formulation; the
+  /// better of the two certificates is kept (docs/method.md "Interior-point finish").
+  bool interior_point_finish = true;
 
   /// \brief Calls f(name, value) for every field, in declaration order. Code that must see every
   /// option (the MPI backend's check that all ranks pass the same ones) walks this list, so a
@@ -91,6 +96,7 @@ struct solver_options {
     f("callback_every", callback_every);
     f("sample_start", sample_start);
     f("topups", topups);
+    f("interior_point_finish", interior_point_finish);
   }
 
   /// \brief Throws invalid_options when a field is out of range.

@@ -53,6 +53,9 @@ struct solve_result {
   /// Dual evaluations of the sample that chose the starting prices (solver_options::
   /// sample_start; each a pass over the sampled jobs only), 0 when none.
   int sample_iterations = 0;
+  /// Newton steps of the interior-point finish (solver_options::interior_point_finish), 0 where
+  /// it did not run.
+  int interior_point_steps = 0;
   int smoothing_stages = 0;  ///< continuation stages used (0 for strictly concave utilities)
   double smoothing = 0.0;    ///< relative smoothing level at the end (docs/method.md)
   /// Utility of the returned allocation, which is always feasible.

@@ -159,6 +159,8 @@ class SolveResult:
         usage: resource usage of the allocation.
         throughput: t_i of every job under the allocation.
         iterations, sample_iterations, smoothing_stages, smoothing: solver statistics.
+        interior_point_steps: Newton steps of the interior-point finish that completes a small
+            problem the price iterations left short of the tolerance (0 where it did not run).
         timings: seconds spent in "setup", "solve", "evaluate" (part of solve) and "sample".
         interrupted_by_signal: True when Ctrl-C stopped the solve (status ``INTERRUPTED``).
         max_capacity_violation: largest overuse of a capacity (0 up to rounding).
@@ -172,6 +174,7 @@ class SolveResult:
             "iterations",
             "sample_iterations",
             "smoothing_stages",
+            "interior_point_steps",
             "smoothing",
             "objective",
             "dual_bound",

@@ -425,6 +425,7 @@ nb::dict result_dict(popalloc::solve_result&& r, bool signal_stop, bool held_gil
   d["iterations"] = r.iterations;
   d["sample_iterations"] = r.sample_iterations;
   d["smoothing_stages"] = r.smoothing_stages;
+  d["interior_point_steps"] = r.interior_point_steps;
   d["smoothing"] = r.smoothing;
   d["objective"] = r.primal_objective;
   d["dual_bound"] = r.dual_bound;
@@ -506,7 +507,14 @@ nb::dict solve_dense_typed(const any_array& throughput, const any_array& capacit
     nb::gil_scoped_release release;
     if (!copy) {
       read_from = reinterpret_cast<std::uintptr_t>(in.throughput);
-      return popalloc::solve(in, u, options, cb);
+      popalloc::solve_result view_result = popalloc::solve(in, u, options, cb);
+      // popalloc::solve finishes dense_problems only: the finish's problems are small, so it
+      // gets a copy of the view's data (detail/interior_point.hpp).
+      if (options.interior_point_finish &&
+          popalloc::detail::interior_point_may_help(view_result.status) &&
+          in.jobs() * in.resources() <= popalloc::detail::interior_point_copy_limit)
+        popalloc::detail::finish_with_interior_point(in.owned(), u, options, view_result);
+      return view_result;
     }
     const popalloc::dense_problem<Scalar> owned = in.owned();
     read_from = reinterpret_cast<std::uintptr_t>(owned.throughput.data());

@@ -162,6 +162,21 @@ def test_log_certificate_and_kkt(rng):
     assert np.all(slack[used] >= mu[:, None].repeat(a.shape[1], 1)[used] - 1e-3)
 
 
+def test_interior_point_finish_of_a_solve_cut_short():
+    # Two log jobs, weights a million apart, on one resource of capacity 1e-6: x_i = w_i R / sum w.
+    a = np.array([[2.0], [0.5]])
+    cap = np.array([1e-6])
+    w = np.array([1e3, 1e-3])
+    r = popalloc.solve(a, cap, "log", weight=w, tolerance=1e-9, max_iterations=1)
+    assert r.converged
+    assert r.iterations == 1 and r.interior_point_steps > 0
+    x = w * cap[0] / w.sum()
+    optimum = float(np.sum(w * np.log(a[:, 0] * x)))
+    assert abs(r.objective - optimum) <= 1e-9 * abs(optimum)
+    assert r.dual_bound >= optimum - 1e-9
+    check_feasible(r, a, cap)
+
+
 def test_float32_and_fortran_order(rng):
     a, cap = random_instance(rng, 500, 5)
     r64 = popalloc.solve(a, cap, "linear", tolerance=1e-7)
