@@ -550,15 +550,20 @@ void finish_with_interior_point(const dense_problem<Scalar>& p, const Utility& u
       const Eigen::Index row = model.capacity_row[static_cast<std::size_t>(j)];
       if (row >= 0) prices[j] = std::max(0.0, lambda[row]) / p.capacity[j];
     }
+    // Both certificates are exact up to rounding, so a bound below the best objective (or an
+    // objective above the best bound) can only be rounding: such a point is not taken.
+    const auto rounding = [](double value) { return 1e-12 * (1.0 + std::abs(value)); };
     const double dual = exact_dual_value(p, utility, prices);
-    if (std::isfinite(dual) && !(dual >= result.dual_bound)) {
+    if (std::isfinite(dual) && !(dual >= result.dual_bound) &&
+        !(dual < result.primal_objective - rounding(result.primal_objective))) {
       result.dual_bound = std::min(dual, result.trivial_bound);
       result.prices = prices;
       result.final_prices = prices;
     }
     solve_result candidate;
     const double objective = export_interior_point(p, utility, model, v, candidate);
-    if (!std::isnan(objective) && !(objective <= result.primal_objective)) {
+    if (!std::isnan(objective) && !(objective <= result.primal_objective) &&
+        !(objective > result.dual_bound + rounding(objective))) {
       result.primal_objective = objective;
       result.allocation = std::move(candidate.allocation);
       result.throughput = std::move(candidate.throughput);
