@@ -99,7 +99,6 @@ template <class Utility, class JobTerm>
 int check_sweep(const Utility& utility, JobTerm job_term) {
   std::mt19937_64 rng(sweep_seed);
   int finished = 0;
-  const Eigen::VectorXd no_prices;
   for (int trial = 0; trial < sweep_trials; ++trial) {
     const auto p = popalloc_test::wide_range_problem(rng);
     CAPTURE(trial);
