@@ -35,6 +35,12 @@ struct dense_problem {
 
   Eigen::Index jobs() const { return throughput.rows(); }
   Eigen::Index resources() const { return throughput.cols(); }
+  /// d_ij: the units of resource j that job i holds while it runs there.
+  double amount(Eigen::Index i, Eigen::Index j) const {
+    if (demand.size() != 0) return static_cast<double>(demand(i, j));
+    if (job_demand.size() != 0) return static_cast<double>(job_demand[i]);
+    return 1.0;
+  }
 
   /// \brief Throws invalid_problem (naming the offending entry) unless the data is usable by
   /// `Utility`: check_shape() and check_entries().

@@ -102,14 +102,6 @@ piecewise_slopes slopes_of(const Utility& utility, const job_parameters& job) {
   return s;
 }
 
-/// d_ij: the units of resource j that job i holds while it runs there.
-template <class Scalar>
-double option_amount(const dense_problem<Scalar>& p, Eigen::Index i, Eigen::Index j) {
-  if (p.demand.size() != 0) return static_cast<double>(p.demand(i, j));
-  if (p.job_demand.size() != 0) return static_cast<double>(p.job_demand[i]);
-  return 1.0;
-}
-
 template <class Scalar>
 job_parameters parameters_of(const dense_problem<Scalar>& p, Eigen::Index i) {
   job_parameters job;
@@ -132,7 +124,7 @@ bool build_interior_point_model(const dense_problem<Scalar>& p, const Utility& u
       if (static_cast<Eigen::Index>(model.option_job.size()) + kinks >=
           interior_point_max_variables)
         return false;
-      const double amount = option_amount(p, i, j);
+      const double amount = p.amount(i, j);
       const double sigma = amount > p.capacity[j] ? p.capacity[j] / amount : 1.0;
       model.option_job.push_back(i);
       model.option_resource.push_back(j);
@@ -182,7 +174,7 @@ bool build_interior_point_model(const dense_problem<Scalar>& p, const Utility& u
     for (Eigen::Index k = 0; k < options; ++k) {
       if (model.option_resource[static_cast<std::size_t>(k)] != j) continue;
       const Eigen::Index i = model.option_job[static_cast<std::size_t>(k)];
-      const double amount = option_amount(p, i, j);
+      const double amount = p.amount(i, j);
       if (amount > 0.0)
         capacity.terms.emplace_back(
             k, amount * model.option_scale[static_cast<std::size_t>(k)] / p.capacity[j]);
@@ -430,7 +422,7 @@ gap_references gap_references_of(const dense_problem<Scalar>& p, const Utility& 
     for (Eigen::Index j = 0; j < m; ++j) {
       const double a = static_cast<double>(p.throughput(i, j));
       if (!(a > 0.0 && p.capacity[j] > 0.0)) continue;
-      const double amount = option_amount(p, i, j);
+      const double amount = p.amount(i, j);
       const double share =
           amount > 0.0 ? std::min(1.0, p.capacity[j] / (static_cast<double>(n) * amount)) : 1.0;
       tau += share * a;
@@ -454,7 +446,7 @@ double export_interior_point(const dense_problem<Scalar>& p, const Utility& util
   Eigen::VectorXd usage = Eigen::VectorXd::Zero(m);
   for (std::size_t k = 0; k < options; ++k)
     usage[model.option_resource[k]] +=
-        option_amount(p, model.option_job[k], model.option_resource[k]) * x[k];
+        p.amount(model.option_job[k], model.option_resource[k]) * x[k];
   for (std::size_t k = 0; k < options; ++k) {
     const Eigen::Index j = model.option_resource[k];
     if (usage[j] > p.capacity[j]) x[k] *= p.capacity[j] / usage[j] * (1.0 - 1e-15);
@@ -478,7 +470,7 @@ double export_interior_point(const dense_problem<Scalar>& p, const Utility& util
       const Eigen::Index j = model.option_resource[k];
       candidate.allocation.option.push_back(static_cast<std::int32_t>(j));
       candidate.allocation.fraction.push_back(fraction);
-      candidate.usage[j] += option_amount(p, i, j) * fraction;
+      candidate.usage[j] += p.amount(i, j) * fraction;
       tau += static_cast<double>(p.throughput(i, j)) * fraction;
     }
     candidate.allocation.job_offset.push_back(

@@ -238,20 +238,13 @@ dense_problem<Scalar> extract_jobs(const dense_problem<Scalar>& p,
 }
 
 template <class Scalar>
-double demand_of(const dense_problem<Scalar>& p, Eigen::Index i, Eigen::Index j) {
-  if (p.demand.size() != 0) return static_cast<double>(p.demand(i, j));
-  if (p.job_demand.size() != 0) return static_cast<double>(p.job_demand[i]);
-  return 1.0;
-}
-
-template <class Scalar>
 Eigen::VectorXd usage_of(const dense_problem<Scalar>& p, const allocation& a) {
   Eigen::VectorXd usage = Eigen::VectorXd::Zero(p.resources());
   for (std::size_t i = 0; i < a.jobs(); ++i)
     for (auto q = a.job_offset[i]; q < a.job_offset[i + 1]; ++q) {
       const Eigen::Index j = a.option[static_cast<std::size_t>(q)];
       usage[j] +=
-          demand_of(p, static_cast<Eigen::Index>(i), j) * a.fraction[static_cast<std::size_t>(q)];
+          p.amount(static_cast<Eigen::Index>(i), j) * a.fraction[static_cast<std::size_t>(q)];
     }
   return usage;
 }
