@@ -22,125 +22,6 @@
 namespace popalloc_solve {
 namespace {
 
-bool is_blank_char(char c) { return c == ' ' || c == '\t'; }
-
-/// A field for an error message: quoted, and shortened so a garbage line cannot flood stderr.
-std::string quoted(std::string_view field) {
-  constexpr std::size_t kMaxShown = 40;
-  if (field.size() > kMaxShown) return "'" + std::string(field.substr(0, kMaxShown)) + "...'";
-  return "'" + std::string(field) + "'";
-}
-
-/// Splits CSV text into records of fields without copying. Blank lines are skipped, CRLF and a
-/// UTF-8 byte order mark are accepted, blanks around fields are trimmed. A field may be quoted
-/// (to hold a comma), but doubled quotes inside it and line breaks inside it are not supported.
-class csv_records {
- public:
-  csv_records(std::string_view text, const std::string& path) : text_(text), path_(path) {
-    if (text_.substr(0, 3) == "\xEF\xBB\xBF") position_ = 3;
-  }
-
-  /// Reads the next non-blank record into `fields`; false at the end of the text.
-  bool next(std::vector<std::string_view>& fields) {
-    const char* const text_end = text_.data() + text_.size();
-    while (position_ < text_.size()) {
-      ++line_;
-      const char* begin = text_.data() + position_;
-      const char* newline = static_cast<const char*>(
-          std::memchr(begin, '\n', static_cast<std::size_t>(text_end - begin)));
-      const char* end = newline != nullptr ? newline : text_end;
-      position_ =
-          static_cast<std::size_t>((newline != nullptr ? newline + 1 : text_end) - text_.data());
-      if (end > begin && end[-1] == '\r') --end;
-      if (std::all_of(begin, end, is_blank_char)) continue;
-      split(begin, end, fields);
-      return true;
-    }
-    return false;
-  }
-
-  /// Line number (1-based) of the record last returned by next().
-  long line() const { return line_; }
-
-  /// An upper bound on the number of records still to come (for reserving memory).
-  std::size_t remaining_records_bound() const {
-    const std::string_view rest = text_.substr(position_);
-    return static_cast<std::size_t>(std::count(rest.begin(), rest.end(), '\n')) + 1;
-  }
-
- private:
-  void split(const char* p, const char* end, std::vector<std::string_view>& fields) const {
-    fields.clear();
-    for (;;) {
-      while (p < end && is_blank_char(*p)) ++p;
-      if (p < end && *p == '"') {
-        const char* const close = std::find(p + 1, end, '"');
-        if (close == end) fail_at(path_, line_, "unterminated quoted field");
-        if (close + 1 < end && close[1] == '"')
-          fail_at(path_, line_, "doubled quotes inside a quoted field are not supported");
-        fields.emplace_back(p + 1, static_cast<std::size_t>(close - p - 1));
-        p = close + 1;
-        while (p < end && is_blank_char(*p)) ++p;
-        if (p == end) return;
-        if (*p != ',') fail_at(path_, line_, "unexpected text after a quoted field");
-        ++p;
-        continue;
-      }
-      const char* const comma = std::find(p, end, ',');
-      const char* field_end = comma;
-      const char* trimmed_end = field_end;
-      while (trimmed_end > p && is_blank_char(trimmed_end[-1])) --trimmed_end;
-      fields.emplace_back(p, static_cast<std::size_t>(trimmed_end - p));
-      if (comma == end) return;
-      p = comma + 1;
-    }
-  }
-
-  std::string_view text_;
-  const std::string& path_;
-  std::size_t position_ = 0;
-  long line_ = 0;
-};
-
-/// Reports a bad number field. Kept out of line: the message is built only on failure.
-[[noreturn]] void fail_number(std::string_view field, std::string_view column,
-                              const std::string& path, long line, const char* problem) {
-  const std::string shown = field.empty() ? std::string("empty field") : quoted(field);
-  fail_at(path, line, shown + " in column '" + std::string(column) + "' " + problem);
-}
-
-/// A number >= 0 in popalloc's value range from `field`, else input_error naming file, line and
-/// column.
-double parse_non_negative(std::string_view field, std::string_view column, const std::string& path,
-                          long line) {
-  if (field.empty()) fail_number(field, column, path, line, "is not a number");
-  const char* first = field.data();
-  const char* last = first + field.size();
-  if (*first == '+') ++first;  // from_chars rejects the '+' that some tools write
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(first, last, value);
-  if (error == std::errc::result_out_of_range)
-    fail_number(field, column, path, line, "is out of the range of a double");
-  if (error != std::errc() || end != last)
-    fail_number(field, column, path, line, "is not a number");
-  if (!std::isfinite(value)) fail_number(field, column, path, line, "is not finite");
-  if (value < 0.0) fail_number(field, column, path, line, "is negative");
-  if (!popalloc::detail::in_value_range(value))
-    fail_number(field, column, path, line,
-                (std::string("is outside the supported range (") +
-                 popalloc::detail::value_range_text() + ")")
-                    .c_str());
-  return value;
-}
-
-void check_field_count(const std::vector<std::string_view>& fields, std::size_t expected,
-                       const std::string& path, long line) {
-  if (fields.size() != expected)
-    fail_at(path, line,
-            "expected " + std::to_string(expected) + " fields as in the header, found " +
-                std::to_string(fields.size()));
-}
-
 /// Prefix of a per-resource demand column: `demand:v100` is the units of v100 the job occupies.
 constexpr std::string_view kDemandPrefix = "demand:";
 
@@ -173,9 +54,10 @@ resource_table read_resources(const std::string& path) {
                         : fields[c] == "capacity" ? &capacity_column
                                                   : nullptr;
     if (slot == nullptr)
-      fail_at(path, header_line,
-              "unknown column " + quoted(fields[c]) + " (expected the header 'name,capacity')");
-    if (*slot != columns) fail_at(path, header_line, "duplicate column " + quoted(fields[c]));
+      fail_at(
+          path, header_line,
+          "unknown column " + quoted_field(fields[c]) + " (expected the header 'name,capacity')");
+    if (*slot != columns) fail_at(path, header_line, "duplicate column " + quoted_field(fields[c]));
     *slot = c;
   }
   if (name_column == columns) fail_at(path, header_line, "missing column 'name'");
@@ -195,15 +77,15 @@ resource_table read_resources(const std::string& path) {
     });
     if (control != name.end())
       fail_at(path, line,
-              "resource name " + quoted(name) + " contains a control character (byte " +
+              "resource name " + quoted_field(name) + " contains a control character (byte " +
                   std::to_string(static_cast<unsigned char>(*control)) + ")");
     if (is_jobs_column_name(name))
       fail_at(path, line,
-              "resource name " + quoted(name) + " is reserved for a column of the jobs file");
+              "resource name " + quoted_field(name) + " is reserved for a column of the jobs file");
     const auto [where, inserted] = table.index.emplace(std::string(name), table.names.size());
     if (!inserted)
       fail_at(path, line,
-              "duplicate resource " + quoted(name) + " (first on line " +
+              "duplicate resource " + quoted_field(name) + " (first on line " +
                   std::to_string(defined_on[where->second]) + ")");
     table.names.emplace_back(name);
     table.capacity.push_back(parse_non_negative(fields[capacity_column], "capacity", path, line));
@@ -306,7 +188,7 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
       const auto found = resources.index.find(std::string(resource));
       if (found == resources.index.end())
         fail_at(path, header_line,
-                "unknown column " + quoted(name) + ": " + quoted(resource) +
+                "unknown column " + quoted_field(name) + ": " + quoted_field(resource) +
                     " is not a resource of " + resources_path);
       duplicate = demand_seen[found->second];
       demand_seen[found->second] = true;
@@ -316,14 +198,14 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
       const auto found = resources.index.find(std::string(name));
       if (found == resources.index.end())
         fail_at(path, header_line,
-                "unknown column " + quoted(name) +
+                "unknown column " + quoted_field(name) +
                     ": not id, weight, target, demand, demand:<resource> or a resource of " +
                     resources_path);
       duplicate = resource_seen[found->second];
       resource_seen[found->second] = true;
       role[c] = static_cast<long>(found->second);
     }
-    if (duplicate) fail_at(path, header_line, "duplicate column " + quoted(name));
+    if (duplicate) fail_at(path, header_line, "duplicate column " + quoted_field(name));
   }
   if (!has_id) fail_at(path, header_line, "missing column 'id'");
   if (requirements.needs_target && !has_target)
@@ -399,7 +281,7 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
     const std::int64_t earlier = duplicates.insert(ids, ids.size() - 1);
     if (earlier >= 0)
       fail_at(path, line,
-              "duplicate job id " + quoted(ids.back()) + " (first on line " +
+              "duplicate job id " + quoted_field(ids.back()) + " (first on line " +
                   std::to_string(row_lines[static_cast<std::size_t>(earlier)]) + ")");
     if (requirements.needs_positive_throughput) {
       bool usable = false;
@@ -407,7 +289,7 @@ instance read_instance(const std::string& jobs_path, const std::string& resource
         usable = throughput[j] > 0.0 && problem.capacity[j] > 0.0;
       if (!usable)
         fail_at(path, line,
-                "job " + quoted(ids.back()) +
+                "job " + quoted_field(ids.back()) +
                     " has no positive throughput on a resource with capacity > 0, which the " +
                     requirements.utility_name + " utility needs");
     }

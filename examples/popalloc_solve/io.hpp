@@ -4,6 +4,7 @@
 #pragma once
 
 #include <popalloc/io/atomic_file.hpp>
+#include <popalloc/io/csv.hpp>
 #include <popalloc/io/input_error.hpp>
 #include <popalloc/io/json.hpp>
 #include <popalloc/io/text_file.hpp>
@@ -13,9 +14,13 @@ namespace popalloc_solve {
 using popalloc::io::append_csv_field;
 using popalloc::io::append_number;
 using popalloc::io::atomic_output_file;
+using popalloc::io::check_field_count;
 using popalloc::io::check_output_path;
+using popalloc::io::csv_records;
 using popalloc::io::fail_at;
 using popalloc::io::input_error;
+using popalloc::io::parse_non_negative;
+using popalloc::io::quoted_field;
 using popalloc::io::read_whole_file;
 namespace json = popalloc::io::json;
 

@@ -35,9 +35,9 @@ namespace json = popalloc::io::json;
 using popalloc::io::input_error;
 
 constexpr const char* kUsage = R"(Usage:
-  popalloc-te [--topology FILE] [--traffic MODEL] [--scale F] [--seed S] [--paths K]
-              [--objective OBJ] [--solver price|lp] [--pop K] [--output te.json]
-              [--export-mps FILE.mps] [options]
+  popalloc-te [--topology FILE] [--traffic MODEL | --demands FILE] [--scale F] [--seed S]
+              [--paths K] [--objective OBJ] [--solver price|lp] [--pop K] [--output te.json]
+              [--plan FILE] [--previous FILE] [--export-mps FILE.mps] [options]
   popalloc-te           B4 (12 nodes, embedded), gravity traffic, 4 paths, total flow, price solver
 
 Routes the demands of a traffic matrix between all node pairs over k precomputed paths per
@@ -50,6 +50,9 @@ Input:
   --default-capacity C   capacity of .json arcs without one (default 1000)
   --traffic MODEL        gravity | uniform | bimodal | poisson-high-intra | poisson-high-inter
                          (default gravity), with POP's parameters for the topology's name
+  --demands FILE         your traffic matrix instead of a model: CSV with the header
+                         source,target,demand and one row per node pair, nodes named by their
+                         ids in the topology file (rows of demand 0 are skipped)
   --scale F              multiply the traffic matrix by F (default 1)
   --seed S               traffic-matrix seed, also the POP partition seed (default 0)
   --paths K              paths per commodity (default 4)
@@ -66,6 +69,11 @@ Model and solver:
   --pop K                POP: deal the commodities over K sub-problems with capacities c/K, solve
                          them in parallel with the chosen solver, add the flows (default 1)
   --split-fraction F     POP: split heavy commodities into N + round(N F) pieces (default 0)
+  --previous FILE        re-plan from the --plan file of an earlier run on the same topology
+                         with the same --paths and --path-method (typically with a drifted
+                         --demands file): concurrent-flow and min-max-utilization start from
+                         its routing and prices (docs/traffic-engineering.md); price solver,
+                         without --pop
 
 Output:
   --output FILE          te.json (share/popalloc/schemas/popalloc-te.schema.json,
@@ -77,6 +85,9 @@ Output:
   --export-mps FILE      the exact LP that --solver lp solves, as free MPS (a maximisation is
                          written as min of the negated objective); works without CLP
   --flows FILE           CSV commodity,source,target,demand,path,nodes,flow (flow > 0 only)
+  --plan FILE            the answer as a plan that a later run re-plans from (--previous):
+                         every arc with its price and every path with flow, by node names
+                         (docs/output-format.md)
   --quiet                no progress and no summary line
   --verbose              progress every second from the start
   -h, --help             this text
@@ -99,6 +110,8 @@ constexpr option_spec kOptions[] = {
     {"tolerance", true},  {"max-iterations", true},
     {"pop", true},        {"split-fraction", true},
     {"export-mps", true}, {"flows", true},
+    {"demands", true},    {"plan", true},
+    {"previous", true},
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -115,6 +128,7 @@ const popalloc_cli::value_reader read_value{usage_error};
 
 struct settings {
   std::string topology_path;  // empty: embedded B4
+  std::string demands_path;   // empty: the traffic model
   double default_capacity = 1000.0;
   te::traffic_model traffic = te::traffic_model::gravity;
   double scale = 1.0;
@@ -125,7 +139,7 @@ struct settings {
   te::price_options price;
   int pop_parts = 1;
   double split_fraction = 0.0;
-  std::string output_path, mps_path, flows_path;
+  std::string output_path, mps_path, flows_path, plan_path, previous_path;
   popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
 };
 
@@ -191,15 +205,26 @@ settings interpret(const std::map<std::string, std::string, std::less<>>& given)
   } catch (const popalloc::invalid_options& e) {
     usage_error(e.what());
   }
-  for (const char* name : {"output", "export-mps", "flows"})
+  for (const char* name : {"output", "export-mps", "flows", "plan", "demands", "previous"})
     if (const auto* v = value_of(name); v != nullptr && v->empty())
       usage_error(std::string("--") + name + " needs a file name");
   if (const auto* v = value_of("output")) s.output_path = *v;
   if (const auto* v = value_of("export-mps")) s.mps_path = *v;
   if (const auto* v = value_of("flows")) s.flows_path = *v;
-  popalloc::io::check_output_files(
-      {{"--output", s.output_path}, {"--export-mps", s.mps_path}, {"--flows", s.flows_path}},
-      {{"--topology", s.topology_path}});
+  if (const auto* v = value_of("plan")) s.plan_path = *v;
+  if (const auto* v = value_of("demands")) s.demands_path = *v;
+  if (const auto* v = value_of("previous")) s.previous_path = *v;
+  if (!s.demands_path.empty() && given.count("traffic") != 0)
+    usage_error("--traffic and --demands cannot be combined (--demands is the traffic matrix)");
+  if (!s.previous_path.empty() && (s.use_lp || s.pop_parts > 1))
+    usage_error("--previous re-plans with --solver price and without --pop");
+  popalloc::io::check_output_files({{"--output", s.output_path},
+                                    {"--export-mps", s.mps_path},
+                                    {"--flows", s.flows_path},
+                                    {"--plan", s.plan_path}},
+                                   {{"--topology", s.topology_path},
+                                    {"--demands", s.demands_path},
+                                    {"--previous", s.previous_path}});
   if (s.use_lp) {
     for (const char* price_only : {"tolerance", "max-iterations", "time-limit"})
       if (given.count(price_only) != 0)
@@ -256,16 +281,25 @@ loaded_instance load_instance(const settings& s) {
     graph = te::load_topology(s.topology_path, s.default_capacity);
   const auto t_traffic = std::chrono::steady_clock::now();
   const te::traffic_parameters parameters = te::default_traffic_parameters(graph.name);
-  const auto matrix = te::generate_traffic(graph, s.traffic, parameters, s.scale, s.seed);
-  auto commodities = te::commodities_of(matrix, graph.nodes);
+  std::vector<te::commodity> commodities;
+  if (s.demands_path.empty()) {
+    const auto matrix = te::generate_traffic(graph, s.traffic, parameters, s.scale, s.seed);
+    commodities = te::commodities_of(matrix, graph.nodes);
+  } else {
+    commodities =
+        te::read_demands_csv(popalloc::io::read_whole_file(s.demands_path), s.demands_path, graph);
+    for (te::commodity& c : commodities) c.demand *= s.scale;
+  }
   bool any_capacity = false;
   for (const te::arc& a : graph.arcs) any_capacity = any_capacity || a.capacity > 0.0;
   if (!any_capacity)
     throw input_error((s.topology_path.empty() ? graph.name : s.topology_path) +
                       ": every link has capacity 0, so no flow can be routed");
   if (commodities.empty())
-    throw input_error(
-        "the traffic matrix has no positive demand (try another --traffic or --seed)");
+    throw input_error(s.demands_path.empty()
+                          ? "the traffic matrix has no positive demand (try another --traffic or "
+                            "--seed)"
+                          : s.demands_path + ": no pair has a positive demand");
   for (const auto& c : commodities)
     if (!popalloc::detail::in_value_range(c.demand))
       usage_error("--scale " + json_number(s.scale) + " makes a demand of " +
@@ -285,7 +319,8 @@ loaded_instance load_instance(const settings& s) {
 }
 
 /// Solves `inst` with the chosen solver, over POP parts when asked, with progress on stderr.
-te::result solve(const settings& s, const te::instance& inst) {
+/// `previous`: the --previous plan read onto `inst`, or null.
+te::result solve(const settings& s, const te::instance& inst, const te::result* previous) {
   // The price solver reports its core's iterations (total-flow) or its bisection steps; the
   // heartbeat prints the latest report every second (CLP reports nothing: the heartbeat alone
   // says the run is alive). With POP the parts report concurrently and the latest one is shown.
@@ -304,6 +339,7 @@ te::result solve(const settings& s, const te::instance& inst) {
     if (s.use_lp) return solve_lp(part, s.objective);
     te::price_options o = price;
     o.solver.threads = core_threads;
+    if (previous != nullptr) return te::replan_price(part, s.objective, *previous, o);
     return te::solve_price(part, s.objective, o);
   };
   te::result result;
@@ -340,8 +376,13 @@ void write_json(int argc, char** argv, const settings& s, const loaded_instance&
   std::string out = "{\n";
   popalloc_cli::run_record run("popalloc-te", argc, argv);
   run.input("topology", s.topology_path.empty() ? "<embedded b4-teavar.json>" : s.topology_path);
-  run.input("traffic", "<generated " + std::string(te::to_string(s.traffic)) + " traffic, scale " +
-                           json_number(s.scale) + ", seed " + std::to_string(s.seed) + ">");
+  if (s.demands_path.empty())
+    run.input("traffic", "<generated " + std::string(te::to_string(s.traffic)) +
+                             " traffic, scale " + json_number(s.scale) + ", seed " +
+                             std::to_string(s.seed) + ">");
+  else
+    run.input("traffic", s.demands_path);
+  if (!s.previous_path.empty()) run.input("previous", s.previous_path);
   popalloc_cli::append_envelope(out, run);
   field(out, "objective", result.objective);
   field(out, "objective_name", te::to_string(s.objective));
@@ -362,7 +403,7 @@ void write_json(int argc, char** argv, const settings& s, const loaded_instance&
   field(out, "nodes", graph.nodes);
   field(out, "arcs", graph.arc_count());
   field(out, "topology", graph.name);
-  field(out, "traffic", te::to_string(s.traffic));
+  field(out, "traffic", s.demands_path.empty() ? te::to_string(s.traffic) : "demands-file");
   field(out, "scale", s.scale);
   field(out, "seed", static_cast<double>(s.seed));
   field(out, "paths_per_commodity", s.paths.k);
@@ -463,10 +504,19 @@ int run(int argc, char** argv) {
     file.commit();
   }
 
-  const te::result result = solve(s, inst);
+  std::optional<te::result> previous;
+  if (!s.previous_path.empty())
+    previous =
+        te::read_plan_json(popalloc::io::read_whole_file(s.previous_path), s.previous_path, inst);
+  const te::result result = solve(s, inst, previous ? &*previous : nullptr);
   const te::flow_summary summary = te::summarize(inst, result.path_flow);
   if (!s.output_path.empty()) write_json(argc, argv, s, in, result, summary);
   if (!s.flows_path.empty()) write_flows(s, in, result);
+  if (!s.plan_path.empty()) {
+    popalloc::io::atomic_output_file file(s.plan_path);
+    te::append_plan_json(file.buffer(), inst, s.objective, result);
+    file.commit();
+  }
   if (s.verbosity != popalloc_cli::verbosity::quiet) print_summary(s, in, result, summary);
   return 0;
 }

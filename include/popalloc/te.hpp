@@ -5,6 +5,7 @@
 /// (docs/traffic-engineering.md).
 #pragma once
 
+#include "popalloc/te/demands_csv.hpp"
 #include "popalloc/te/flow.hpp"
 #include "popalloc/te/graphml.hpp"
 #include "popalloc/te/instance.hpp"
@@ -12,6 +13,7 @@
 #include "popalloc/te/lp_model.hpp"
 #include "popalloc/te/node_link_json.hpp"
 #include "popalloc/te/paths.hpp"
+#include "popalloc/te/plan_json.hpp"
 #include "popalloc/te/pop.hpp"
 #include "popalloc/te/price_solver.hpp"
 #include "popalloc/te/topology.hpp"

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of popalloc-te:
-#   bash tests/te/run_te_cli_tests.sh /path/to/popalloc-te SCRATCH_DIR DATA_DIR
+#   bash tests/te/run_te_cli_tests.sh /path/to/popalloc-te SCRATCH_DIR DATA_DIR SCHEMA_DIR
 # Runs every case even after a failure and ends with "cli-te: N passed, M failed"; exit status 1
 # if any case failed, 77 (CTest SKIP_RETURN_CODE) without python3, 2 on bad usage.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 
-if [[ $# -ne 3 ]]; then
-  echo "usage: $0 POPALLOC_TE_BINARY SCRATCH_DIR DATA_DIR" >&2
+if [[ $# -ne 4 ]]; then
+  echo "usage: $0 POPALLOC_TE_BINARY SCRATCH_DIR DATA_DIR SCHEMA_DIR" >&2
   exit 2
 fi
 BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 DATA="$(cd "$3" && pwd)"
+SCHEMAS="$(cd "$4" && pwd)"
 if [[ ! -x "$BIN" ]]; then
   echo "cli-te: $1 is not an executable" >&2
   exit 2
@@ -86,7 +87,62 @@ for obj in total-flow mcf mlu; do
   fi
 done
 
-# 4. Bad input: exit 2, a clear message, nothing written.
+# 4. A traffic matrix from a file, and a re-plan of a drifted one from the last run's plan.
+UNINETT=(--topology "$DATA/Uninett2010.graphml" --objective mlu --quiet)
+run "${UNINETT[@]}" --scale 8 --output generated.json --flows generated.csv --plan generated.plan.json
+check "generated run with --flows and --plan exits 0" exited 0
+python3 - generated.csv <<'PY'
+import csv, random, sys
+pairs = {(r["source"], r["target"]): float(r["demand"]) for r in csv.DictReader(open(sys.argv[1]))}
+random.seed(5)
+with open("same.csv", "w") as same, open("drifted.csv", "w") as drifted:
+    same.write("source,target,demand\n")
+    drifted.write("target,source,demand\n")  # any column order
+    for (s, t), d in pairs.items():
+        same.write(f"{s},{t},{d!r}\n")
+        drifted.write(f"{t},{s},{d * random.uniform(0.95, 1.05)!r}\n")
+PY
+run "${UNINETT[@]}" --demands same.csv --output same.json
+check "--demands exits 0" exited 0
+check "--demands with the generated matrix: the same optimum" close "$(field same.json objective)" "$(field generated.json objective)" 1e-5
+check "--demands is recorded as the traffic input" python3 -c '
+import json; r = json.load(open("same.json"))
+assert r["inputs"]["traffic"] == "same.csv" and r["traffic"] == "demands-file", r["inputs"]'
+run "${UNINETT[@]}" --demands drifted.csv --output cold.json
+check "drifted matrix, cold: exits 0" exited 0
+run "${UNINETT[@]}" --demands drifted.csv --previous generated.plan.json --output replan.json \
+    --plan replan.plan.json
+check "drifted matrix, --previous: exits 0" exited 0
+check "re-plan: converged to the cold optimum in fewer core solves" python3 -c '
+import json; c = json.load(open("cold.json")); r = json.load(open("replan.json"))
+assert r["status"] == "converged", r["status"]
+assert abs(r["objective"] - c["objective"]) <= 2e-5 * c["objective"], (r["objective"], c["objective"])
+assert r["solves"] < c["solves"], (r["solves"], c["solves"])
+assert r["inputs"]["previous"] == "generated.plan.json"'
+check "re-plan wrote its own plan" grep -qF '"format": "popalloc-te-plan"' replan.plan.json
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  check "plan valid against its schema" python3 -c '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+for plan in sys.argv[2:]:
+    jsonschema.validate(json.load(open(plan)), schema, cls=jsonschema.Draft202012Validator)' \
+    "$SCHEMAS/popalloc-te-plan.schema.json" generated.plan.json replan.plan.json
+fi
+printf 'source,target,demand\n0,1,5\nnowhere,1,3\n' >unknown.csv
+run "${UNINETT[@]}" --demands unknown.csv --output unknown.json
+check "--demands with an unknown node: exit 2, its line" stderr_has "unknown.csv:3: node 'nowhere' is not in topology 'Uninett2010'"
+check "nothing written on a refused --demands" test ! -e unknown.json
+run "${UNINETT[@]}" --demands drifted.csv --previous generated.plan.json --paths 3
+check "--previous with other --paths: exit 2" exited 2
+check "--previous with other --paths: says why" stderr_has "a re-plan needs the same --paths and --path-method"
+run --objective mlu --previous generated.plan.json
+check "--previous of another topology: says why" stderr_has "a re-plan needs the same topology"
+run "${UNINETT[@]}" --demands drifted.csv --previous generated.json
+check "--previous given a te.json: says what it needs" stderr_has "not a popalloc-te plan"
+run "${UNINETT[@]}" --demands drifted.csv --traffic gravity
+check "--demands with --traffic: exit 2" exited 2
+
+# 5. Bad input: exit 2, a clear message, nothing written.
 printf '<graphml>\n  <graph>\n    <node id="0">\n  </graph>\n</graphml>\n' >bad.graphml
 run --topology bad.graphml --output bad.json
 check "malformed graphml exits 2" exited 2
