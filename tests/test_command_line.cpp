@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "../common/command_line.hpp"
+#include "support/input_refusal.hpp"
 
 namespace {
 
@@ -17,15 +18,7 @@ namespace {
 
 const popalloc_cli::value_reader read_value{test_usage_error};
 
-template <class Read>
-std::string refusal(Read read) {
-  try {
-    read();
-  } catch (const popalloc::io::input_error& e) {
-    return e.what();
-  }
-  return "accepted";
-}
+using popalloc_test::refusal;
 
 }  // namespace
 

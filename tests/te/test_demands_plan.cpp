@@ -8,22 +8,14 @@
 
 #include <doctest/doctest.h>
 
+#include "support/input_refusal.hpp"
 #include "te_fixtures.hpp"
 
 namespace te = popalloc::te;
 
 namespace {
 
-/// The input_error message of `read`, or "" when it reads.
-template <class Read>
-std::string refusal(Read read) {
-  try {
-    read();
-  } catch (const popalloc::io::input_error& e) {
-    return e.what();
-  }
-  return "";
-}
+using popalloc_test::refusal;
 
 /// A directed 4-cycle with chords 0 <-> 2, nodes named a, b, c, d.
 te::topology square() {
@@ -45,7 +37,7 @@ std::string plan_of(const te::instance& inst, te::te_objective o, const te::resu
 
 }  // namespace
 
-TEST_CASE("te: a demands CSV gives the commodities of the same matrix, in POP's order") {
+TEST_CASE("demands: a CSV gives the commodities of the same matrix, in POP's order") {
   const te::topology g = square();
   // Columns in another order, blanks, a zero demand, CRLF, rows out of order.
   const std::string text =
@@ -65,7 +57,7 @@ TEST_CASE("te: a demands CSV gives the commodities of the same matrix, in POP's 
   }
 }
 
-TEST_CASE("te: a malformed demands CSV is refused with its line") {
+TEST_CASE("demands: a malformed CSV is refused with its line") {
   const te::topology g = square();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "m.csv:1: file is empty"},
@@ -95,7 +87,7 @@ TEST_CASE("te: a malformed demands CSV is refused with its line") {
         }).rfind("m.csv:2: node name 'x' names more than one node", 0) == 0);
 }
 
-TEST_CASE("te: a plan reads back exactly and re-plans the same matrix with no core solve") {
+TEST_CASE("plan: reads back exactly and re-plans the same matrix with no core solve") {
   for (const auto o : {te::te_objective::concurrent_flow, te::te_objective::min_max_utilization}) {
     INFO(te::to_string(o));
     const te::instance inst = te_test::gravity_instance("Uninett2010.graphml", 64.0, 1);
@@ -115,7 +107,7 @@ TEST_CASE("te: a plan reads back exactly and re-plans the same matrix with no co
   }
 }
 
-TEST_CASE("te: a plan re-plans a matrix whose pairs changed") {
+TEST_CASE("plan: re-plans a matrix whose pairs changed") {
   // The plan routes a -> c and b -> d; the new matrix drops b -> d and adds d -> b.
   const te::topology g = square();
   te::path_options paths;
@@ -146,7 +138,7 @@ TEST_CASE("te: a plan re-plans a matrix whose pairs changed") {
   CHECK(te::summarize(after, replan.path_flow).max_demand_shortfall <= 1e-9);
 }
 
-TEST_CASE("te: a plan for another topology, other paths or malformed is refused") {
+TEST_CASE("plan: a plan of another topology, with other paths, or malformed is refused") {
   const te::topology g = square();
   const te::instance inst = te::make_instance(
       g, te::read_demands_csv("source,target,demand\na,c,12\nb,d,6\n", "m", g), {});
