@@ -392,6 +392,12 @@ class routability_bisection {
       width = std::min(width, options_.solver.relative_gap * upper_);
       level = std::max(lower_, upper_ - 0.5 * width);
     }
+    if (std::isfinite(undecided_) && std::isfinite(upper_)) {
+      // The last probe, at undecided_, could not settle its side at any core gap: a* is close to
+      // it. A probe halfway to the farther bound settles one side.
+      level = upper_ - undecided_ >= undecided_ - lower_ ? 0.5 * (undecided_ + upper_)
+                                                         : 0.5 * (lower_ + undecided_);
+    }
     probe_below_upper_ = false;
     core_.max_iterations = replan_budget_ > 0
                                ? std::min(options_.solver.max_iterations, replan_budget_)
@@ -422,11 +428,24 @@ class routability_bisection {
     if (u <= level && r.prices.allFinite()) warm_ = r.prices;
     if (replan_budget_ > 0 && r.status == popalloc::solve_status::iteration_limit && !done())
       over_budget_ = true;
-    if (upper_ - lower_ > 0.75 * width) {
-      // The solve did not settle which side of a* the level is on: ask for more accuracy.
-      if (solve_gap_ <= 1e-10) return false;
-      solve_gap_ *= 0.1;
+    if (upper_ - lower_ <= 0.75 * width) {
+      undecided_ = std::numeric_limits<double>::quiet_NaN();
+      side_probes_ = 0;
+      return true;
     }
+    // The solve did not settle which side of a* the level is on. A core solve that reached its
+    // gap asks for more accuracy; one that ended short of it (stalled, at its limit) would end
+    // the same way at this level again, so the next probe moves away from it (at most twice
+    // between two probes that settle something).
+    if (r.status != popalloc::solve_status::converged && !std::isfinite(undecided_) &&
+        side_probes_ < 2) {
+      ++side_probes_;
+      undecided_ = level;
+      return true;
+    }
+    undecided_ = std::numeric_limits<double>::quiet_NaN();
+    if (solve_gap_ <= 1e-10) return false;
+    solve_gap_ *= 0.1;
     return true;
   }
 
@@ -462,6 +481,8 @@ class routability_bisection {
   bool probe_below_upper_ = false;  // the next probe is a re-plan's first
   int replan_budget_ = 0;           // a re-plan's dual evaluations per core solve (0: none)
   bool over_budget_ = false;        // a re-plan's core solve used up its budget
+  double undecided_ = std::numeric_limits<double>::quiet_NaN();  // a level the core can't settle
+  int side_probes_ = 0;  // probes away from undecided_ since the last settled one
 };
 
 /// Throws invalid_problem unless `previous` can start a re-plan of `inst`: a flow per path and,
