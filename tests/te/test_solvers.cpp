@@ -291,3 +291,32 @@ TEST_CASE("price: the status of the limits") {
   CHECK(te::solve_price(inst, te::te_objective::concurrent_flow, options).status ==
         te::solve_status::time_limit);
 }
+
+TEST_CASE("price: the bisection's probes just above a* converge with expand_steps") {
+  // The core problem of a probe at a* (1 + delta): a bundle problem barely over capacity, where
+  // the plain Newton loop's steps crawl (Uninett2010 x 8, delta 0.01: it reaches the default
+  // 500 evaluations). With the expansion each probe converges, its certificate holds, and its
+  // objective agrees with the plain loop's to the tolerance.
+  const auto inst = te_test::gravity_instance("Uninett2010.graphml", 8.0);
+  const auto mlu = te::solve_price(inst, te::te_objective::min_max_utilization);
+  REQUIRE(mlu.status == te::solve_status::converged);
+  const double a_star = 1.0 / mlu.objective;
+  for (const double delta : {0.1, 0.01}) {
+    auto problem = te::detail::bundle(inst, true);
+    problem.capacity() /= a_star * (1.0 + delta);
+    popalloc::solver_options o;
+    o.relative_gap = 1e-5;
+    const auto plain = popalloc::solve(problem, popalloc::utility::target_priority{}, o);
+    o.expand_steps = true;
+    const auto expanded = popalloc::solve(problem, popalloc::utility::target_priority{}, o);
+    INFO("delta " << delta << ": plain " << popalloc::to_string(plain.status) << " after "
+                  << plain.iterations << ", expanded after " << expanded.iterations);
+    CHECK(expanded.status == popalloc::solve_status::converged);
+    CHECK(expanded.dual_bound >= expanded.primal_objective);
+    CHECK(expanded.max_capacity_violation <= 0.0);
+    // Infeasible level: some demand is left unrouted, and the bound proves it.
+    CHECK(expanded.dual_bound < 0.0);
+    CHECK(std::abs(expanded.primal_objective - plain.primal_objective) <=
+          2e-5 * std::abs(plain.primal_objective));
+  }
+}

@@ -57,6 +57,14 @@ struct method_constants {
   static constexpr double max_step = 0.5;           ///< per step, in units of the price scale
   static constexpr int max_backtracks = 12;
   static constexpr int residual_backtracks = 3;  ///< when judged by the gradient (see run())
+  /// With solver_options::expand_steps, an undamped full step whose decrease is at least this
+  /// share of |slope| (a quadratic model's own prediction is half of it), and whose model slope
+  /// kept expansion_slope_ratio of the previous one's, doubles the next step's length, up to
+  /// max_expansion times the model's step (see next_expansion()).
+  static constexpr double expansion_trigger = 0.9;
+  static constexpr double expansion_slope_ratio = 0.5;
+  static constexpr double expansion_damping = 1e-6;  ///< "undamped": LM damping at most this
+  static constexpr double max_expansion = 1024.0;
   /// dual - primal below -this x |objective|: the certificate is inconsistent (see finish()).
   static constexpr double inconsistent_gap = 1e-9;
 };
@@ -106,6 +114,8 @@ class price_discovery {
       if (after_failed_probe_) start_ = after_failed_probe_(prices);
     }
     double damping = start_at(prices, equal_share);
+    double expansion = 1.0;  // the next step's length in multiples of the model's step
+    double last_model_slope = 0.0;
 
     evaluation current;
     double current_gap = 0.0;  // smoothed duality gap at `prices`
@@ -122,13 +132,19 @@ class price_discovery {
       if ((status = limit_status()) != solve_status::not_solved) break;
       if (level_ > k::smoothing_floor && current_gap <= k::stage_ratio * gap()) {
         next_stage(prices, current, current_gap, damping);
+        expansion = 1.0;
         continue;
       }
       if (!current.has_hessian) {
         add_model(prices, current);
         continue;
       }
-      const newton_step step = newton_direction(prices, current, damping);
+      newton_step step = newton_direction(prices, current, damping);
+      const bool slope_kept =
+          std::abs(step.slope) >= k::expansion_slope_ratio * std::abs(last_model_slope);
+      last_model_slope = step.slope;
+      step.direction *= expansion;
+      step.slope *= expansion;
       const double value = current.excess_smooth + prices.dot(capacity_);
       const double negligible = 1e-15 * (std::abs(value) + 1.0);
       // When the bound is g(0) no dual value can improve it and only the allocation is left to
@@ -143,10 +159,16 @@ class price_discovery {
         const search_end end =
             line_search(step, by_value, value, residual, prices, current, current_gap);
         const double t = end.step_length;
+        const double damping_before = damping;
         damping = t == 1.0 && end.accepted ? std::max(damping * 0.25, 1e-9)
                                            : std::min(damping * 2.0 / t, 1e9);
+        const bool undamped = damping_before <= k::expansion_damping;
+        expansion = options_.expand_steps && by_value && undamped && slope_kept
+                        ? next_expansion(expansion, end, value, step.slope, prices, current)
+                        : 1.0;
         if (end.accepted || limit_status() != solve_status::not_solved) continue;
       }
+      expansion = 1.0;
       if (level_ > k::smoothing_floor) {
         next_stage(prices, current, current_gap, damping);
         continue;
@@ -171,6 +193,21 @@ class price_discovery {
     double step_length = 1.0;
     bool accepted = false;
   };
+
+  /// The generalized Hessian counts the curvature of every job near a kink of its response,
+  /// also of the many whose kink the step does not reach: where the smoothed dual is nearly
+  /// linear along the step the undamped model's steps are far too short and the solve crawls
+  /// (a quadratic's full Newton step decreases it by half of |slope|, these by nearly all of it,
+  /// and the slope stays while a converging Newton sequence's shrinks). Such a step doubles the
+  /// next one's length; a shortened or rejected step resets it.
+  double next_expansion(double expansion, const search_end& end, double value, double slope,
+                        const Eigen::VectorXd& prices, const evaluation& current) const {
+    using k = method_constants;
+    if (!end.accepted || end.step_length != 1.0) return 1.0;
+    const double decrease = value - (current.excess_smooth + prices.dot(capacity_));
+    return decrease >= -k::expansion_trigger * slope ? std::min(2.0 * expansion, k::max_expansion)
+                                                     : expansion;
+  }
 
   /// Sets the first smoothing level for a start at `prices` (the equal-share prices when there
   /// are none) and returns the first Levenberg-Marquardt damping.

@@ -280,6 +280,9 @@ class routability_bisection {
         problem_(bundle(inst, true)),
         capacity_(problem_.capacity()),
         core_(options.solver) {
+    // The probes just above a* are bundle problems barely over capacity, where the core's
+    // Newton steps crawl without it (docs/traffic-engineering.md).
+    core_.expand_steps = true;
     lower_ = routability_lower_bound(inst, split_);
     Eigen::VectorXd prices(inst.graph.arc_count());
     for (std::int32_t e = 0; e < inst.graph.arc_count(); ++e) {
