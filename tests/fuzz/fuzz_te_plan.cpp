@@ -19,21 +19,16 @@
 #include <popalloc/te/price_solver.hpp>
 #include <popalloc/value_range.hpp>
 
+#include "../te/square_topology.hpp"
+
 namespace {
 
 namespace te = popalloc::te;
 
-/// A 4-cycle a-b-c-d with a chord a-c, both directions; commodities a -> c and b -> d.
+/// The square topology with commodities a -> c and b -> d.
 const te::instance& network() {
   static const te::instance inst = [] {
-    std::vector<te::arc> arcs;
-    for (std::int32_t u = 0; u < 4; ++u) {
-      arcs.push_back({u, (u + 1) % 4, 10.0});
-      arcs.push_back({(u + 1) % 4, u, 10.0});
-    }
-    arcs.push_back({0, 2, 5.0});
-    arcs.push_back({2, 0, 5.0});
-    te::topology g = te::make_topology("square", {"a", "b", "c", "d"}, arcs);
+    te::topology g = te_test::square_topology();
     return te::make_instance(std::move(g), {{0, 2, 12.0}, {1, 3, 6.0}}, te::path_options{});
   }();
   return inst;

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include "square_topology.hpp"
 #include "support/input_refusal.hpp"
 #include "te_fixtures.hpp"
 
@@ -16,18 +17,6 @@ namespace te = popalloc::te;
 namespace {
 
 using popalloc_test::refusal;
-
-/// A directed 4-cycle with chords 0 <-> 2, nodes named a, b, c, d.
-te::topology square() {
-  std::vector<te::arc> arcs;
-  for (std::int32_t u = 0; u < 4; ++u) {
-    arcs.push_back({u, (u + 1) % 4, 10.0});
-    arcs.push_back({(u + 1) % 4, u, 10.0});
-  }
-  arcs.push_back({0, 2, 5.0});
-  arcs.push_back({2, 0, 5.0});
-  return te::make_topology("square", {"a", "b", "c", "d"}, arcs);
-}
 
 std::string plan_of(const te::instance& inst, te::te_objective o, const te::result& r) {
   std::string text;
@@ -38,7 +27,7 @@ std::string plan_of(const te::instance& inst, te::te_objective o, const te::resu
 }  // namespace
 
 TEST_CASE("demands: a CSV gives the commodities of the same matrix, in POP's order") {
-  const te::topology g = square();
+  const te::topology g = te_test::square_topology();
   // Columns in another order, blanks, a zero demand, CRLF, rows out of order.
   const std::string text =
       "target, source ,demand\r\nc,a,3\r\n\r\nb,d,0\na,b,1.5\nd,c,2e-3\nb,a,7\n";
@@ -58,7 +47,7 @@ TEST_CASE("demands: a CSV gives the commodities of the same matrix, in POP's ord
 }
 
 TEST_CASE("demands: a malformed CSV is refused with its line") {
-  const te::topology g = square();
+  const te::topology g = te_test::square_topology();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "m.csv:1: file is empty"},
       {"source,target\na,b\n", "m.csv:1: missing column 'demand'"},
@@ -109,7 +98,7 @@ TEST_CASE("plan: reads back exactly and re-plans the same matrix with no core so
 
 TEST_CASE("plan: re-plans a matrix whose pairs changed") {
   // The plan routes a -> c and b -> d; the new matrix drops b -> d and adds d -> b.
-  const te::topology g = square();
+  const te::topology g = te_test::square_topology();
   te::path_options paths;
   const te::instance before = te::make_instance(
       g, te::read_demands_csv("source,target,demand\na,c,12\nb,d,6\n", "m", g), paths);
@@ -139,7 +128,7 @@ TEST_CASE("plan: re-plans a matrix whose pairs changed") {
 }
 
 TEST_CASE("plan: a plan of another topology, with other paths, or malformed is refused") {
-  const te::topology g = square();
+  const te::topology g = te_test::square_topology();
   const te::instance inst = te::make_instance(
       g, te::read_demands_csv("source,target,demand\na,c,12\nb,d,6\n", "m", g), {});
   const auto o = te::te_objective::min_max_utilization;
@@ -160,19 +149,22 @@ TEST_CASE("plan: a plan of another topology, with other paths, or malformed is r
     REQUIRE(at != std::string::npos);
     return text.replace(at, from.size(), to);
   };
+  // Each edit is refused with a message that names what is wrong.
+  auto expect_refusal = [&](const std::string& text, const std::string& names) {
+    const std::string message = refused(text, inst);
+    CAPTURE(message);
+    CHECK(message.find(names) != std::string::npos);
+  };
   CHECK(refused("[]", inst).find("p.json:1: expected a JSON object") == 0);
-  CHECK(refused("{\"schema_version\": 1}", inst).find("not a popalloc-te plan") !=
-        std::string::npos);
-  CHECK(refused(edited("\"schema_version\": 1", "\"schema_version\": 2"), inst)
-            .find("unsupported schema_version") != std::string::npos);
-  CHECK(refused(edited("\"solves\": ", "\"solves\": -"), inst)
-            .find("\"solves\" must be an integer >= 0") != std::string::npos);
-  CHECK(refused(edited("\"flow\": ", "\"flow\": -"), inst)
-            .find("\"flow\" must be a finite number >= 0") != std::string::npos);
-  CHECK(refused(edited("\"price\": ", "\"price\": null, \"x\": "), inst)
-            .find("either every arc has a price or none has") != std::string::npos);
-  CHECK(refused(edited("{\"nodes\": [\"a\"", "{\"nodes\": [\"q\""), inst)
-            .find("node 'q' is not in topology 'square'") != std::string::npos);
-  CHECK(refused(edited("{\"from\": \"a\", \"to\": \"b\"", "{\"from\": \"a\", \"to\": \"a\""), inst)
-            .find("arc a -> a is not in topology 'square'") != std::string::npos);
+  expect_refusal("{\"schema_version\": 1}", "not a popalloc-te plan");
+  expect_refusal(edited("\"schema_version\": 1", "\"schema_version\": 2"),
+                 "unsupported schema_version");
+  expect_refusal(edited("\"solves\": ", "\"solves\": -"), "\"solves\" must be an integer >= 0");
+  expect_refusal(edited("\"flow\": ", "\"flow\": -"), "\"flow\" must be a finite number >= 0");
+  expect_refusal(edited("\"price\": ", "\"price\": null, \"x\": "),
+                 "either every arc has a price or none has");
+  expect_refusal(edited("{\"nodes\": [\"a\"", "{\"nodes\": [\"q\""),
+                 "node 'q' is not in topology 'square'");
+  expect_refusal(edited("{\"from\": \"a\", \"to\": \"b\"", "{\"from\": \"a\", \"to\": \"a\""),
+                 "arc a -> a is not in topology 'square'");
 }
