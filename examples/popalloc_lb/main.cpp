@@ -25,7 +25,9 @@
 
 #include <popalloc/io/atomic_file.hpp>
 #include <popalloc/io/input_error.hpp>
+#include <popalloc/io/text_file.hpp>
 #include <popalloc/lb.hpp>
+#include <popalloc/lb/placement_csv.hpp>
 
 #include "../common/command_line.hpp"
 #include "milp_cbc.hpp"
@@ -39,6 +41,7 @@ namespace lb = popalloc::lb;
 constexpr const char* kUsage = R"(Usage:
   popalloc-lb --shards S --servers N --rounds R --seed SEED --solver milp|price|greedy [--pop K]
               [options]
+  popalloc-lb --placement FILE [--new-placement FILE] [--solver NAME] [--pop K] [options]
   popalloc-lb          a quick demo: 256 shards, 32 servers, 30 rounds (10 skipped), price
 
 POP's load-balancing benchmark: every round the shard loads are load_j = round(1e6/(j+1)^z) with
@@ -46,6 +49,9 @@ z ~ U(0.25, 0.75) drawn by java.util.Random(SEED) (the exponents of POP's harnes
 shard, at most --max-memory shards per server; shard j starts on server j mod N. Each round the
 solver re-places the shards so that every server's load is within mean -+ epsilon * mean while
 creating as few new shard replicas as possible; the result is the next round's placement.
+
+With --placement, one round re-places your own shards instead (see --placement below and
+docs/load-balancing.md).
 
 Options:
   --shards S          number of shards (default 1024)
@@ -60,7 +66,9 @@ Options:
                       where they live (split across groups when needed), groups solved one after
                       the other, routing merged scaled by partial load (default 1: no POP)
   --epsilon E         balance band half-width relative to the mean (default 0.05)
-  --max-memory M      shards per server (default 16)
+  --max-memory M      memory per server: with the generated workload, shards per server
+                      (default 16); with --placement, in the file's memory units (default: no
+                      limit)
   --mip-gap G         milp: relative MIP gap (default 0.05, POP's CPLEX setting)
   --time-limit T      milp: wall-clock seconds per MILP solve (default 60). Every CBC solve
                       runs in a child process: killed when it overruns the limit (plus max(1 s,
@@ -79,13 +87,28 @@ Options:
                       solver_status, placement_from, message}], avg_shards_moved, avg_seconds,
                       avg_cpu_seconds, worst_load_deviation (over the counted rounds),
                       solver_status_rounds, and the settings
+  --placement FILE    your shards and where they live, as CSV: a header naming the columns
+                      shard, server, load (any order; optionally memory), then one row per
+                      replica: the server holds the shard and serves `load` of its queries (0:
+                      an idle copy). A shard's load is the sum of its rows. A row with an empty
+                      server is a shard to be placed (its only row); a row with an empty shard
+                      and load 0 or empty is a server that holds nothing yet. memory: the
+                      shard's, the same on each of its rows (default 1). Not with --shards,
+                      --servers, --rounds, --skip or --seed
+  --new-placement FILE
+                      with --placement: the new placement in the same CSV format, with the
+                      columns shard,server,load,memory,new (new: 1 for a replica to create),
+                      readable as the next round's --placement
   --quiet             nothing on stdout, no progress
   --verbose           also a line per round on stdout
   -h, --help          this text
   --version           popalloc version, backends, LP/MILP libraries
 
-It prints the settings and the averages over the counted rounds, and progress on stderr (the
-round reached) once a run takes more than a second. With --verbose, per round: round, exponent z, shards moved (new replicas), max load deviation
+It prints the settings and the averages over the counted rounds (with --placement: the current
+placement's max load deviation, then the new placement's status, new replicas, max load
+deviation and seconds), and progress on stderr (the round reached) once a run takes more than a
+second. With --verbose, per round: round, exponent z ("-" with --placement), shards moved (new
+replicas), max load deviation
 (max over servers of |load - mean| / mean), wall-clock and CPU seconds (this process and its CBC
 children), status (balanced, or unbalanced when the solver could not meet every constraint, e.g.
 greedy never splits a shard heavier than the band) and, for milp, how CBC ended (the worst over
@@ -105,9 +128,10 @@ arguments (nothing is written), 1 internal error.
 using popalloc_cli::option_spec;
 
 constexpr option_spec kOptions[] = {
-    {"shards", true},  {"servers", true},    {"rounds", true},    {"skip", true},
-    {"solver", true},  {"pop", true},        {"epsilon", true},   {"max-memory", true},
-    {"mip-gap", true}, {"milp-start", true}, {"tolerance", true},
+    {"shards", true},        {"servers", true},    {"rounds", true},    {"skip", true},
+    {"solver", true},        {"pop", true},        {"epsilon", true},   {"max-memory", true},
+    {"mip-gap", true},       {"milp-start", true}, {"tolerance", true}, {"placement", true},
+    {"new-placement", true},
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -128,11 +152,60 @@ struct settings {
   double epsilon = 0.05, max_memory = 16.0, mip_gap = 0.05, time_limit = 60.0, tolerance = 1e-4;
   bool milp_start = true;
   bool time_limit_given = false;
+  bool max_memory_given = false;
   int threads = 0;
   std::string output;
+  std::string placement_path, new_placement_path;  ///< --placement, --new-placement
   popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
   popalloc_lb::milp_fault fault = popalloc_lb::milp_fault::none;
 };
+
+std::string number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+// Far above POP's largest benchmark (16384 x 2048); the repair's work grows with the square of
+// the servers, so beyond these a run would not end in any useful time.
+constexpr long long kMaxShards = 10'000'000, kMaxServers = 100'000;
+
+/// The checks that need the numbers of shards and servers (from the options, or from the
+/// --placement file) and the shards' total memory; with --placement and no --max-memory, the
+/// memory limit becomes that total (no limit).
+void check_sizes(settings& s, double total_memory) {
+  const bool from_file = !s.placement_path.empty();
+  const std::string servers = from_file
+                                  ? "the placement's servers (" + std::to_string(s.servers) + ")"
+                                  : "--servers (" + std::to_string(s.servers) + ")";
+  const std::string shards = from_file ? "its shards (" + std::to_string(s.shards) + ")"
+                                       : "--shards (" + std::to_string(s.shards) + ")";
+  if (from_file && s.shards > kMaxShards)
+    usage_error(shards + " are more than " + std::to_string(kMaxShards));
+  if (from_file && s.servers > kMaxServers)
+    usage_error(servers + " are more than " + std::to_string(kMaxServers));
+  if (s.pop > s.servers) usage_error("--pop (" + std::to_string(s.pop) + ") must be <= " + servers);
+  // The LP relaxation has up to a column per server of a part, and the core's Newton system is
+  // columns x columns: 16384 columns already take 2 GiB, more cannot be solved in memory.
+  constexpr long long kMaxLpServers = 16384;
+  const long long part_servers = (s.servers + s.pop - 1) / s.pop;
+  if (s.solver != "greedy" && part_servers > kMaxLpServers)
+    usage_error("--solver " + s.solver + " solves an LP with up to a column per server: " +
+                std::to_string(part_servers) + " servers per part is more than " +
+                std::to_string(kMaxLpServers) + " (use --pop K to split them, or --solver greedy)");
+  if (s.servers > s.shards)
+    usage_error(servers + " must be no more than " + shards +
+                ": a server reaches the load band only through a replica, so with more servers "
+                "than shards most shards would be split over many servers, which the model "
+                "does not cover");
+  if (s.pop > 1 && s.pop > s.shards)
+    usage_error("--pop (" + std::to_string(s.pop) + ") must be <= " + shards);
+  if (from_file && !s.max_memory_given) s.max_memory = total_memory;
+  if (total_memory > s.max_memory * static_cast<double>(s.servers))
+    usage_error("the shards do not fit: their memory (" + number(total_memory) +
+                ") is more than --max-memory x " + (from_file ? "servers" : "--servers"));
+}
 
 settings read_settings(int argc, char** argv, bool& help, bool& version) {
   settings s;
@@ -154,9 +227,6 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
     return it == given.end() ? nullptr : &it->second;
   };
   constexpr long long kMaxInt = std::numeric_limits<std::int32_t>::max();
-  // Far above POP's largest benchmark (16384 x 2048); the repair's work grows with the square
-  // of the servers, so beyond these a run would not end in any useful time.
-  constexpr long long kMaxShards = 10'000'000, kMaxServers = 100'000;
   if (auto v = get("shards")) s.shards = read_value.integer(*v, "--shards", 1LL, kMaxShards);
   if (auto v = get("servers")) s.servers = read_value.integer(*v, "--servers", 1LL, kMaxServers);
   if (auto v = get("rounds")) s.rounds = read_value.integer(*v, "--rounds", 1LL, kMaxInt);
@@ -171,8 +241,10 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
   if (auto v = get("pop")) s.pop = read_value.integer(*v, "--pop", 1);
   if (auto v = get("epsilon"))
     s.epsilon = read_value.number(*v, "--epsilon", popalloc_cli::at_least(0.0));
-  if (auto v = get("max-memory"))
+  if (auto v = get("max-memory")) {
     s.max_memory = read_value.number(*v, "--max-memory", popalloc_cli::above(0.0));
+    s.max_memory_given = true;
+  }
   if (auto v = get("mip-gap"))
     s.mip_gap = read_value.number(*v, "--mip-gap", popalloc_cli::at_least(0.0));
   if (auto v = get("time-limit")) {
@@ -189,12 +261,27 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
       usage_error("--milp-start must be price or none (got '" + *v + "')");
     s.milp_start = *v == "price";
   }
-  if (auto v = get("output")) {
-    if (v->empty()) usage_error("--output needs a file name");
-    s.output = *v;
-    // Now, not after the rounds: a typo must not cost the whole run.
-    popalloc::io::check_output_path(s.output);
+  for (const char* name : {"output", "placement", "new-placement"})
+    if (auto v = get(name); v != nullptr && v->empty())
+      usage_error(std::string("--") + name + " needs a file name");
+  if (auto v = get("output")) s.output = *v;
+  if (auto v = get("placement")) s.placement_path = *v;
+  if (auto v = get("new-placement")) s.new_placement_path = *v;
+  if (!s.placement_path.empty()) {
+    for (const char* generated : {"shards", "servers", "rounds", "skip", "seed"})
+      if (given.count(generated) != 0)
+        usage_error(std::string("--") + generated +
+                    " does not apply to --placement (the file gives the shards and servers, and "
+                    "one round is solved)");
+    s.rounds = 1;
+    s.skip = 0;
+  } else if (!s.new_placement_path.empty()) {
+    usage_error("--new-placement needs --placement (the generated rounds have no file to write)");
   }
+  // Now, not after the rounds: a typo must not cost the whole run.
+  popalloc::io::check_output_files(
+      {{"--output", s.output}, {"--new-placement", s.new_placement_path}},
+      {{"--placement", s.placement_path}});
   s.verbosity = popalloc_cli::verbosity_of(given);
   // Options of another solver do nothing; say so rather than let the user believe they did.
   auto ignored = [&](std::initializer_list<const char*> names, const char* applies_to) {
@@ -215,41 +302,12 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
   if (s.skip >= s.rounds)
     usage_error("--skip (" + std::to_string(s.skip) + ") must be < --rounds (" +
                 std::to_string(s.rounds) + ") so that some rounds are counted");
-  if (s.pop > s.servers)
-    usage_error("--pop (" + std::to_string(s.pop) + ") must be <= --servers (" +
-                std::to_string(s.servers) + ")");
-  // The LP relaxation has up to a column per server of a part, and the core's Newton system is
-  // columns x columns: 16384 columns already take 2 GiB, more cannot be solved in memory.
-  constexpr long long kMaxLpServers = 16384;
-  const long long part_servers = (s.servers + s.pop - 1) / s.pop;
-  if (s.solver != "greedy" && part_servers > kMaxLpServers)
-    usage_error("--solver " + s.solver + " solves an LP with up to a column per server: " +
-                std::to_string(part_servers) + " servers per part is more than " +
-                std::to_string(kMaxLpServers) + " (use --pop K to split them, or --solver greedy)");
   if (s.solver == "milp" && !milp_available())
     usage_error(
         "--solver milp needs COIN-OR CBC, which this build does not have (install "
         "coinor-libcbc-dev and pkg-config and reconfigure)");
-  if (s.servers > s.shards)
-    usage_error("--servers (" + std::to_string(s.servers) + ") must be <= --shards (" +
-                std::to_string(s.shards) +
-                "): a server reaches the load band only through a replica, so with more servers "
-                "than shards most shards would be split over many servers, which the benchmark "
-                "does not model");
-  if (s.pop > 1 && s.pop > s.shards)
-    usage_error("--pop (" + std::to_string(s.pop) + ") must be <= --shards (" +
-                std::to_string(s.shards) + ")");
-  if (static_cast<double>(s.shards) > s.max_memory * static_cast<double>(s.servers))
-    usage_error("the shards do not fit: " + std::to_string(s.shards) + " shards > --max-memory x " +
-                "--servers");
+  if (s.placement_path.empty()) check_sizes(s, static_cast<double>(s.shards));
   return s;
-}
-
-std::string number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  return text;
 }
 
 std::string quoted(const std::string& s) {
@@ -401,73 +459,105 @@ struct run_totals {
   std::map<std::string, long long> solver_status_rounds;  ///< rounds per solver_status
 };
 
+/// One round: `p` solved by --solver (over POP parts with --pop), checked against `p`, and its
+/// record; the solver's placement, or the current one if it returned nothing.
+std::pair<round_record, lb::placement> solve_round(const settings& s,
+                                                   const lb::price_options& price,
+                                                   const lb::problem& p, long long round,
+                                                   double exponent) {
+  milp_round milp_tally;
+  auto solve_one = [&](const lb::problem& part) -> lb::lb_result {
+    if (s.solver == "greedy") return lb::solve_greedy(part);
+    if (s.solver == "price") return lb::solve_price(part, price);
+    return solve_one_milp(s, price, part, milp_tally);
+  };
+  round_record rec;
+  rec.round = round;
+  rec.exponent = exponent;
+  const double cpu_start = process_cpu_seconds();
+  lb::lb_result r = s.pop > 1 ? lb::pop_solve(p, s.pop, solve_one) : solve_one(p);
+  rec.cpu_seconds = process_cpu_seconds() - cpu_start;
+  rec.seconds = r.seconds;
+  rec.status = lb::to_string(r.status);
+  if (s.solver == "milp") {
+    rec.solver_status = milp_tally.outcome_name();
+    rec.placement_from = milp_tally.source_name();
+    rec.message = r.status == lb::lb_status::balanced ? milp_tally.message : r.message;
+    if (s.pop > 1 && milp_tally.outcomes.size() > 1) {
+      std::string parts;
+      for (const auto& [outcome, count] : milp_tally.outcomes)
+        parts += (parts.empty() ? "" : ", ") + outcome + " " + std::to_string(count);
+      rec.message = "parts: " + parts + (rec.message.empty() ? "" : "; " + rec.message);
+    }
+  } else {
+    rec.solver_status = "completed";
+    rec.placement_from = s.solver;
+    if (r.status != lb::lb_status::balanced) rec.message = r.message;
+  }
+  if (r.result.shards.empty()) r.result = normalised(p.current);  // nothing returned: stay
+  const lb::check_report c = lb::check(p, r.result);
+  rec.moved = c.new_replicas;
+  rec.deviation = c.max_load_deviation;
+  return {std::move(rec), std::move(r.result)};
+}
+
+/// --verbose: the round's line.
+void print_round(const settings& s, const round_record& rec) {
+  const std::string milp =
+      s.solver == "milp" ? " [" + rec.solver_status + " -> " + rec.placement_from + "]" : "";
+  char exponent[32] = "      -";  // --placement: no generated exponent
+  if (std::isfinite(rec.exponent)) std::snprintf(exponent, sizeof exponent, "%7.4f", rec.exponent);
+  std::printf("%6lld %s %8lld %10.6f %10.4f %10.4f  %s%s%s%s\n", rec.round, exponent,
+              static_cast<long long>(rec.moved), rec.deviation, rec.seconds, rec.cpu_seconds,
+              rec.status.c_str(), milp.c_str(), rec.message.empty() ? "" : ": ",
+              rec.message.c_str());
+  std::fflush(stdout);
+}
+
 /// Runs every round: each solves the workload's next problem (over POP parts with --pop) from the
 /// previous round's placement. `round_now` and `latest` feed the heartbeat.
 run_totals run_rounds(const settings& s, const lb::price_options& price,
                       popalloc_cli::progress_state& latest, std::atomic<long long>& round_now) {
-  const bool verbose = s.verbosity == popalloc_cli::verbosity::verbose;
   const auto shards = static_cast<std::size_t>(s.shards);
   const auto servers = static_cast<std::int32_t>(s.servers);
   lb::zipf_workload workload(shards, servers, s.seed, s.max_memory);
   lb::placement current = lb::round_robin_placement(shards, servers);
-
-  milp_round milp_tally;  // reset every round
-  auto solve_one = [&](const lb::problem& p) -> lb::lb_result {
-    if (s.solver == "greedy") return lb::solve_greedy(p);
-    lb::price_options po = price;
-    if (s.solver == "price") return lb::solve_price(p, po);
-    return solve_one_milp(s, po, p, milp_tally);
-  };
   run_totals totals;
-  std::vector<round_record>& records = totals.records;
-  double& total_seconds = totals.total_seconds;
-  std::map<std::string, long long>& solver_status_rounds = totals.solver_status_rounds;
   for (long long round = 0; round < s.rounds; ++round) {
-    round_record rec;
-    rec.round = round;
-    lb::problem p = workload.next_round(current, &rec.exponent);
+    double exponent = 0.0;
+    lb::problem p = workload.next_round(current, &exponent);
     p.epsilon = s.epsilon;
-    const double cpu_start = process_cpu_seconds();
-    milp_tally = milp_round{};
     latest.set("");
-    lb::lb_result r = s.pop > 1 ? lb::pop_solve(p, s.pop, solve_one) : solve_one(p);
-    rec.cpu_seconds = process_cpu_seconds() - cpu_start;
-    rec.seconds = r.seconds;
-    rec.status = lb::to_string(r.status);
-    if (s.solver == "milp") {
-      rec.solver_status = milp_tally.outcome_name();
-      rec.placement_from = milp_tally.source_name();
-      rec.message = r.status == lb::lb_status::balanced ? milp_tally.message : r.message;
-      if (s.pop > 1 && milp_tally.outcomes.size() > 1) {
-        std::string parts;
-        for (const auto& [outcome, count] : milp_tally.outcomes)
-          parts += (parts.empty() ? "" : ", ") + outcome + " " + std::to_string(count);
-        rec.message = "parts: " + parts + (rec.message.empty() ? "" : "; " + rec.message);
-      }
-    } else {
-      rec.solver_status = "completed";
-      rec.placement_from = s.solver;
-      if (r.status != lb::lb_status::balanced) rec.message = r.message;
-    }
-    ++solver_status_rounds[rec.solver_status];
-    if (r.result.shards.empty()) r.result = normalised(p.current);  // nothing returned: stay
-    const lb::check_report c = lb::check(p, r.result);
-    rec.moved = c.new_replicas;
-    rec.deviation = c.max_load_deviation;
-    current = std::move(r.result);
-    total_seconds += rec.seconds;
+    auto [rec, result] = solve_round(s, price, p, round, exponent);
+    current = std::move(result);
+    totals.total_seconds += rec.seconds;
+    ++totals.solver_status_rounds[rec.solver_status];
     round_now.store(std::min(round + 1, s.rounds - 1));
-    if (verbose) {
-      const std::string milp =
-          s.solver == "milp" ? " [" + rec.solver_status + " -> " + rec.placement_from + "]" : "";
-      std::printf("%6lld %7.4f %8lld %10.6f %10.4f %10.4f  %s%s%s%s\n", round, rec.exponent,
-                  static_cast<long long>(rec.moved), rec.deviation, rec.seconds, rec.cpu_seconds,
-                  rec.status.c_str(), milp.c_str(), rec.message.empty() ? "" : ": ",
-                  rec.message.c_str());
-      std::fflush(stdout);
-    }
-    records.push_back(std::move(rec));
+    if (s.verbosity == popalloc_cli::verbosity::verbose) print_round(s, rec);
+    totals.records.push_back(std::move(rec));
   }
+  return totals;
+}
+
+/// --placement: one round that re-places the file's shards; --new-placement gets the result.
+run_totals run_placement(const settings& s, const lb::named_problem& named,
+                         const lb::price_options& price) {
+  const lb::problem& p = named.instance;
+  const lb::check_report before = lb::check(p, normalised(p.current));
+  auto [rec, result] = solve_round(s, price, p, 0, std::numeric_limits<double>::quiet_NaN());
+  if (s.verbosity != popalloc_cli::verbosity::quiet)
+    std::printf("current placement: max load deviation %.6f%s\n", before.max_load_deviation,
+                before.feasible ? " (balanced)" : "");
+  if (s.verbosity == popalloc_cli::verbosity::verbose) print_round(s, rec);
+  if (!s.new_placement_path.empty()) {
+    popalloc::io::atomic_output_file file(s.new_placement_path);
+    lb::append_placement_csv(file.buffer(), named, result);
+    file.commit();
+  }
+  run_totals totals;
+  totals.total_seconds = rec.seconds;
+  ++totals.solver_status_rounds[rec.solver_status];
+  totals.records.push_back(std::move(rec));
   return totals;
 }
 
@@ -515,7 +605,10 @@ void write_json(int argc, char** argv, const settings& s, const run_totals& tota
   std::string& o = file.buffer();
   o += "{\n";
   popalloc_cli::run_record run("popalloc-lb", argc, argv);
-  run.input("workload", "<generated Zipf loads, seed " + std::to_string(s.seed) + ">");
+  if (s.placement_path.empty())
+    run.input("workload", "<generated Zipf loads, seed " + std::to_string(s.seed) + ">");
+  else
+    run.input("placement", s.placement_path);
   popalloc_cli::append_envelope(o, run);
   bool all_balanced = true;
   for (const auto& rec : records) all_balanced = all_balanced && rec.status == "balanced";
@@ -525,9 +618,9 @@ void write_json(int argc, char** argv, const settings& s, const run_totals& tota
        ",\n  \"pop_parts\": " + std::to_string(s.pop) +
        ",\n  \"shards\": " + std::to_string(s.shards) +
        ",\n  \"servers\": " + std::to_string(s.servers) +
-       ",\n  \"seed\": " + std::to_string(s.seed) + ",\n  \"skip\": " + std::to_string(s.skip) +
-       ",\n  \"epsilon\": " + number(s.epsilon) + ",\n  \"max_memory\": " + number(s.max_memory) +
-       ",\n  \"rounds\": [";
+       ",\n  \"seed\": " + (s.placement_path.empty() ? std::to_string(s.seed) : "null") +
+       ",\n  \"skip\": " + std::to_string(s.skip) + ",\n  \"epsilon\": " + number(s.epsilon) +
+       ",\n  \"max_memory\": " + number(s.max_memory) + ",\n  \"rounds\": [";
   for (std::size_t k = 0; k < records.size(); ++k) {
     const auto& rec = records[k];
     o += std::string(k ? "," : "") + "\n    {\"round\": " + std::to_string(rec.round) +
@@ -556,7 +649,7 @@ void write_json(int argc, char** argv, const settings& s, const run_totals& tota
 
 int run(int argc, char** argv) {
   bool help = false, version = false;
-  const settings s = read_settings(argc, argv, help, version);
+  settings s = read_settings(argc, argv, help, version);
   if (help) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -567,6 +660,20 @@ int run(int argc, char** argv) {
                    .c_str(),
                stdout);
     return 0;
+  }
+  std::optional<lb::named_problem> named;
+  if (!s.placement_path.empty()) {
+    named =
+        lb::read_placement_csv(popalloc::io::read_whole_file(s.placement_path), s.placement_path);
+    lb::problem& p = named->instance;
+    s.shards = static_cast<long long>(p.shards());
+    s.servers = p.servers;
+    double total_memory = 0.0;
+    for (const double m : p.memory) total_memory += m;
+    check_sizes(s, total_memory);
+    p.epsilon = s.epsilon;
+    p.max_memory = s.max_memory;
+    p.validate();
   }
   const bool quiet = s.verbosity == popalloc_cli::verbosity::quiet;
   // Rounds of a large instance take seconds each: the heartbeat reports from within a round,
@@ -584,27 +691,38 @@ int run(int argc, char** argv) {
                });
   const bool verbose = s.verbosity == popalloc_cli::verbosity::verbose;
   if (!quiet) {
-    std::printf(
-        "popalloc-lb: %lld shards, %lld servers, %lld rounds (first %lld skipped), seed "
-        "%lld, solver %s, pop k = %d\n",
-        s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop);
+    if (named)
+      std::printf("popalloc-lb: %s: %lld shards, %lld servers, solver %s, pop k = %d\n",
+                  s.placement_path.c_str(), s.shards, s.servers, s.solver.c_str(), s.pop);
+    else
+      std::printf(
+          "popalloc-lb: %lld shards, %lld servers, %lld rounds (first %lld skipped), seed "
+          "%lld, solver %s, pop k = %d\n",
+          s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop);
     if (verbose)
       std::printf("%6s %7s %8s %10s %10s %10s  %s\n", "round", "z", "moved", "deviation", "seconds",
                   "cpu", "status");
     std::fflush(stdout);
   }
-  const run_totals totals = run_rounds(s, price, latest, round_now);
+  const run_totals totals =
+      named ? run_placement(s, *named, price) : run_rounds(s, price, latest, round_now);
   beat.reset();
   const averages a = average(s, totals.records);
   const std::map<std::string, long long>& solver_status_rounds = totals.solver_status_rounds;
   const long long counted = a.counted, balanced = a.balanced;
   const double avg_moved = a.moved, avg_seconds = a.seconds, avg_cpu_seconds = a.cpu_seconds,
                worst = a.worst;
-  if (!quiet)
+  if (!quiet && named) {
+    const round_record& rec = totals.records.front();
+    std::printf("new placement: %s, new replicas %lld, max load deviation %.6f, seconds %.4f%s%s\n",
+                rec.status.c_str(), static_cast<long long>(rec.moved), rec.deviation, rec.seconds,
+                rec.message.empty() ? "" : ": ", rec.message.c_str());
+  } else if (!quiet) {
     std::printf(
         "average over rounds %lld..%lld: shards moved %.2f, seconds %.4f (cpu %.4f), worst "
         "load deviation %.6f, balanced rounds %lld/%lld\n",
         s.skip, s.rounds - 1, avg_moved, avg_seconds, avg_cpu_seconds, worst, balanced, counted);
+  }
   if (s.solver == "milp" && !quiet) {
     std::string summary;
     for (const auto& [status, count] : solver_status_rounds)

@@ -22,6 +22,7 @@ if ! command -v python3 >/dev/null 2>&1; then
 fi
 mkdir -p "$2"
 WORK="$(mktemp -d "$2/cli-lb.XXXXXX")"
+SCHEMA="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../schemas" && pwd)/popalloc-lb.schema.json"
 cd "$WORK" || exit 2
 
 
@@ -83,6 +84,19 @@ def main():
         assert all(r["shards_moved"] == 0 for r in d["rounds"])
         assert all(r["status"] == "unbalanced" and "keeping the previous placement" in r["message"]
                    for r in d["rounds"]), [r["message"] for r in d["rounds"]]
+    elif cmd == "validate_placement":
+        d = json.load(open(sys.argv[2]))
+        assert d["seed"] is None and d["skip"] == 0 and d["counted_rounds"] == 1
+        assert d["inputs"] == {"placement": "mine.csv"}, d["inputs"]
+        assert (d["shards"], d["servers"]) == (41, 8)
+        (r,) = d["rounds"]
+        assert r["exponent"] is None and r["status"] == "balanced" and d["status"] == "balanced"
+        assert d["avg_shards_moved"] == r["shards_moved"]
+        try:
+            import jsonschema
+        except ImportError:
+            return
+        jsonschema.validate(d, json.load(open(sys.argv[3])))
     elif cmd == "first_rounds_equal":
         a = json.load(open(sys.argv[2]))["rounds"]
         b = json.load(open(sys.argv[3]))["rounds"]
@@ -202,6 +216,88 @@ bad "too many shards for memory" "the shards do not fit" --shards 100 --servers 
 bad "missing value" "option --rounds needs a value" --rounds
 bad "repeated option" "given twice" --seed 1 --seed 2
 bad "bad milp start" "--milp-start must be price or none" --milp-start cbc
+
+# ---- --placement: your own shards, one round, the new placement as CSV --------------------------
+cat >placement.py <<'PYTHON'
+import csv, sys
+
+def rows(path):
+    return list(csv.DictReader(open(path, newline="")))
+
+def shard_loads(path):
+    loads = {}
+    for r in rows(path):
+        if r["shard"]:
+            loads[r["shard"]] = loads.get(r["shard"], 0.0) + float(r["load"])
+    return loads
+
+cmd = sys.argv[1]
+if cmd == "make":
+    # 40 skewed shards on 6 of 8 servers (two split), one shard to place, two empty servers.
+    out = ["shard,server,load"]
+    for j in range(40):
+        load = 1000 // (j + 1) + 1
+        out.append(f"s{j},db-{j % 6},{load}")
+        if j % 7 == 3:
+            out.append(f"s{j},db-{(j + 1) % 6},{load}")
+    out += ["fresh,,400", ",db-6,", ",db-7,0"]
+    open(sys.argv[2], "w").write("\n".join(out) + "\n")
+elif cmd == "same_loads":
+    a, b = shard_loads(sys.argv[2]), shard_loads(sys.argv[3])
+    assert a.keys() == b.keys(), (sorted(a), sorted(b))
+    assert all(abs(a[k] - b[k]) <= 1e-9 * a[k] for k in a), [(k, a[k], b[k]) for k in a]
+elif cmd == "balanced":
+    # Every server's load within mean -+ epsilon * mean, all 8 servers present.
+    eps, load = float(sys.argv[3]), {}
+    for r in rows(sys.argv[2]):
+        load[r["server"]] = load.get(r["server"], 0.0) + float(r["load"] or 0)
+    mean = sum(load.values()) / len(load)
+    assert len(load) == 8, sorted(load)
+    assert all(abs(v - mean) <= eps * mean * (1 + 1e-6) for v in load.values()), load
+elif cmd == "new_count":
+    got = sum(1 for r in rows(sys.argv[2]) if r["shard"] and r["new"] == "1")
+    assert got == int(sys.argv[3]), (got, sys.argv[3])
+else:
+    raise SystemExit("unknown placement.py command " + cmd)
+PYTHON
+place_ok() { python3 placement.py "$@" 2>>py_err.txt; }
+
+place_ok make mine.csv
+run --placement mine.csv --new-placement next.csv --output place.json
+check "--placement: exit 0" exited 0
+check "--placement: names the file" stdout_has "popalloc-lb: mine.csv: 41 shards, 8 servers, solver price"
+check "--placement: reports the current placement" stdout_has "current placement: max load deviation"
+check "--placement: the new one is balanced" stdout_has "new placement: balanced, new replicas"
+check "--placement: JSON contract (one round)" json_ok validate_placement place.json "$SCHEMA"
+check "--placement: every shard keeps its load" place_ok same_loads mine.csv next.csv
+check "--placement: every server within the band" place_ok balanced next.csv 0.05
+moved="$(sed -n 's/.*new replicas \([0-9]*\),.*/\1/p' out.txt)"
+check "--placement: the new flags count the new replicas" place_ok new_count next.csv "${moved:-x}"
+run --placement next.csv --new-placement again.csv --solver greedy --quiet
+check "--placement: the written placement reads back" exited 0
+check "--placement: nothing printed with --quiet" nothing_printed
+check "--placement: read back, nothing is new" place_ok new_count again.csv 0
+run --placement mine.csv --pop 2 --verbose
+check "--placement with --pop 2: balanced" stdout_has "new placement: balanced"
+check "--placement --verbose: the round's line" grep -qE "^ +0 +- +[0-9]+ " out.txt
+
+bad "--placement with --shards" "--shards does not apply to --placement" --placement mine.csv --shards 8
+bad "--new-placement alone" "--new-placement needs --placement" --new-placement x.csv
+bad "--new-placement over the input" "is the same file as the input --placement 'mine.csv'" \
+  --placement mine.csv --new-placement mine.csv
+bad "--placement missing file" "nothing.csv: cannot open" --placement nothing.csv
+printf 'shard,server,load\ns1,db,1\ns1,db,2\n' >twice.csv
+bad "--placement repeated replica" "twice.csv:3: shard 's1' on server 'db' was already given on line 2" \
+  --placement twice.csv
+printf 'shard,server,load\ns1,db,0\n' >idle.csv
+bad "--placement without load" "total load must be > 0" --placement idle.csv
+printf 'shard,server,load\ns1,a,1\n,b,\n,c,\n' >wide.csv
+bad "--placement more servers than shards" "the placement's servers (3) must be no more than its shards (1)" \
+  --placement wide.csv
+bad "--placement memory limit" "the shards do not fit" --placement mine.csv --max-memory 2
+rm -f next2.csv
+run --placement twice.csv --new-placement next2.csv
+check "refused --placement: no new placement written" test ! -e next2.csv
 
 if [[ -s py_err.txt ]]; then cat py_err.txt; fi
 summary cli-lb
