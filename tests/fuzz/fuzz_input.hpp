@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief Helpers shared by the fuzz targets: splitting one input into parts, writing a part to
-/// a scratch file for readers that take paths, and reading numbers out of raw bytes.
+/// a scratch file for readers that take paths, reading numbers out of raw bytes, and checking
+/// that a reader's error names the file.
 #pragma once
 
 #include <cstddef>
@@ -88,5 +89,13 @@ class byte_reader {
   std::size_t size_;
   std::size_t position_ = 0;
 };
+
+/// Aborts unless a reader's error `message` is "PATH:..." with something after the colon: every
+/// refusal must say which file (and, for a line-based format, which line).
+inline void require_names_file(std::string_view message, std::string_view path) {
+  if (message.rfind(path, 0) != 0 || message.size() <= path.size() + 1 ||
+      message[path.size()] != ':')
+    std::abort();
+}
 
 }  // namespace popalloc_fuzz

@@ -7,11 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <string_view>
 
 #include <popalloc/lb/placement_csv.hpp>
+
+#include "fuzz_input.hpp"
 
 namespace {
 
@@ -68,10 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     n = lb::read_placement_csv(text, path);
   } catch (const popalloc::io::input_error& e) {
-    const std::string_view message = e.what();
-    if (message.rfind(std::string_view(path), 0) != 0 || message.size() <= std::strlen(path) + 1 ||
-        message[std::strlen(path)] != ':')
-      std::abort();
+    popalloc_fuzz::require_names_file(e.what(), path);
     return 0;
   }
   check_read(n);

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -20,6 +19,7 @@
 #include <popalloc/value_range.hpp>
 
 #include "../te/square_topology.hpp"
+#include "fuzz_input.hpp"
 
 namespace {
 
@@ -73,10 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     else
       check_commodities(te::read_demands_csv(text, path, network().graph));
   } catch (const popalloc::io::input_error& e) {
-    const std::string_view message = e.what();
-    if (message.rfind(std::string_view(path), 0) != 0 || message.size() <= std::strlen(path) + 1 ||
-        message[std::strlen(path)] != ':')
-      std::abort();
+    popalloc_fuzz::require_names_file(e.what(), path);
   }
   return 0;
 }
