@@ -151,6 +151,25 @@ TEST_CASE("greedy: POP's heuristic on a hand case") {
   consistent(p, r);
 }
 
+TEST_CASE(
+    "price and greedy keep a balanced placement whose loads sit a rounding error above the band") {
+  // Band [2, 2] (epsilon 0): server 0 carries 2 + 4e-12, within the checker's slack but above
+  // the upper bound, as loads read back from a file can be. Moving anything cannot help.
+  lb::problem p;
+  p.servers = 2;
+  p.epsilon = 0.0;
+  p.load = {1.0, 1.0 + 4e-12, 1.0, 1.0 - 4e-12};
+  p.memory = {1.0, 1.0, 1.0, 1.0};
+  p.max_memory = 4.0;
+  p.current = lb::placement{{{{0, 1.0}}, {{0, 1.0}}, {{1, 1.0}}, {{1, 1.0}}}};
+  REQUIRE(lb::check(p, p.current).feasible);
+  for (const auto& r : {lb::solve_price(p), lb::solve_greedy(p)}) {
+    CHECK(r.status == lb::lb_status::balanced);
+    CHECK(lb::check(p, r.result).new_replicas == 0);
+    CHECK(consistent(p, r));
+  }
+}
+
 TEST_CASE("price: a case where a shard must be split") {
   // One shard holds 3/4 of the load on 2 servers: it must be split (2 replicas).
   lb::problem p;

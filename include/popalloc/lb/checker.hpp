@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,18 @@ inline check_report check(const problem& prob, const placement& p,
            " exceeds " + std::to_string(prob.max_memory));
   }
   out.feasible = out.violation.empty();
+  return out;
+}
+
+/// \brief The current placement as the answer when check() finds it feasible: it is then
+/// optimal (no new replica). The solvers return it rather than look for moves, which loads read
+/// back from a file, a rounding error above the band's edge, would otherwise start.
+inline std::optional<lb_result> keep_balanced_current(const problem& prob, double seconds) {
+  if (prob.current.shards.empty() || !check(prob, prob.current).feasible) return std::nullopt;
+  lb_result out;
+  out.status = lb_status::balanced;
+  out.result = prob.current;
+  out.seconds = seconds;
   return out;
 }
 

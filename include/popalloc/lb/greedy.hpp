@@ -149,10 +149,12 @@ inline lb_result finish(const problem& prob, const load_routing& st, double seco
 /// server stays within the upper bound (and has memory for it); each overloaded server is
 /// visited once, largest shards first. It never splits a shard and ignores the lower bound, so
 /// it can fail to balance (a shard heavier than the upper bound cannot be placed anywhere): the
-/// result is then `unbalanced` with the checker's first violation.
+/// result is then `unbalanced` with the checker's first violation. A current placement that
+/// check() finds feasible is returned as it is.
 inline lb_result solve_greedy(const problem& prob) {
   const popalloc::detail::stopwatch clock;
   prob.validate();
+  if (auto kept = keep_balanced_current(prob, clock.seconds())) return *kept;
   detail::load_routing st = detail::initial_routing(prob);
   const std::size_t n = prob.server_count();
   const double hi = prob.upper();

@@ -570,6 +570,7 @@ inline lb_result repair(const problem& prob, load_routing& st, std::vector<resid
 
 /// \brief Balances with the LP relaxation solved by popalloc::solve and a rounding/repair step.
 ///
+/// 0. A current placement that check() finds feasible is returned as it is (no new replica).
 /// 1. Route every shard over its current replicas (previous fractions). Shards with a replica on
 ///    a server above the upper bound, and shards without replicas, form the LP; the others stay.
 /// 2. LP relaxation (docs/load-balancing.md): the LP shards are jobs, all servers resources with
@@ -588,6 +589,7 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {})
   const popalloc::detail::stopwatch clock;
   prob.validate();
   price_report rep;
+  if (auto kept = keep_balanced_current(prob, clock.seconds())) return *kept;
   detail::load_routing st = detail::initial_routing(prob);
   const std::vector<std::size_t> lp_shards = detail::overloaded_shards(prob, st);
   rep.lp_shards = lp_shards.size();
