@@ -760,7 +760,7 @@ if ((${#OTHERS[@]} == 4)); then
   refused "te: --pop 1e9" "more parts than the" "$TE" --pop 1000000000
   refused "te: --split-fraction 1e9" "--split-fraction must be in [0, 1]" "$TE" --pop 2 \
     --split-fraction 1e9
-  refused "lb: 8 shards on 4000 servers" "--servers (4000) must be <= --shards (8)" "$LB" \
+  refused "lb: 8 shards on 4000 servers" "--servers (4000) must be no more than --shards (8)" "$LB" \
     --shards 8 --servers 4000
   refused "lb: 1e6 servers" "--servers must be <= 100000" "$LB" --shards 8 --servers 1000000
   refused "lb: an LP with 20000 columns" "more than 16384" "$LB" --shards 20000 --servers 20000
