@@ -190,17 +190,18 @@ inline level_probe probe_level(const level_problem& p, double level, double abso
   return out;
 }
 
-/// \brief Maximises the level by bisection between `lower` (certified by `x_lower`, which must
-/// be feasible and reach it) and `upper` (a level known to be infeasible or an upper bound),
-/// until (upper - lower) <= tolerance * upper. Each step solves to an absolute deficit gap of
-/// 5% of the bracket's relative width (at least tolerance / 10): coarse while the bracket is
-/// wide, exact where it matters. A level the solve cannot decide (not proved infeasible, and
-/// its allocation falls short of the level by more than tolerance / 2) is solved again with the
-/// gap at the decision threshold, up to 2 times, then treated as infeasible for the search only
-/// (`upper` stays certified); the search ends instead at an undecided level when the certified
-/// ends are already within 4 * tolerance. If the search ends with the certified ends further
-/// apart, the probes' prices lower `upper` to the smallest level they prove infeasible.
-/// `after_probe`, if set, sees the solution after every probe.
+/// \brief Maximises the level by bisection between `lower` (certified by `x_lower`, which must be
+/// feasible and reach it) and `upper` (a level known to be infeasible or an upper bound), until
+/// (upper - lower) <= tolerance * upper, or until the certified ends are within 4 * tolerance (the
+/// converged status's criterion). Each step solves to an absolute deficit gap of 5% of the
+/// bracket's relative width (at least tolerance / 10): coarse while the bracket is wide, exact
+/// where it matters. A level the solve cannot decide (not proved infeasible, and its allocation
+/// falls short of the level by more than tolerance / 2) is solved again with the gap at the
+/// decision threshold, up to 2 times, then treated as infeasible for the search only (`upper` stays
+/// certified); the search ends instead at an undecided level when the certified ends are already
+/// within 4 * tolerance. If the search ends with the certified ends further apart, the probes'
+/// prices lower `upper` to the smallest level they prove infeasible. `after_probe`, if set, sees
+/// the solution after every probe.
 inline level_solution maximize_level(
     const level_problem& p, double lower, const Eigen::MatrixXd& x_lower, double upper,
     double tolerance, const solver_options& base, const Eigen::VectorXd& warm_prices = {},
@@ -269,7 +270,10 @@ inline level_solution maximize_level(
       retries = 0;
     }
     if (after_probe) after_probe(out);
-    if (out.level >= out.upper) break;
+    // The certified ends meet the reported tolerance: the search's finer target only buys
+    // precision nobody asked for, with the slowest probes of the search (those nearest the
+    // optimum).
+    if (out.level >= out.upper || closed()) break;
   }
   // Where the probes near the optimum stalled, their prices (or earlier ones) often prove
   // levels below the lowest proved one: one pass over the jobs per level tried.
