@@ -112,8 +112,8 @@ inline check_report check(const problem& prob, const placement& p,
 }
 
 /// \brief The current placement as the answer when check() finds it feasible: it is then
-/// optimal (no new replica). The solvers return it rather than look for moves, which loads read
-/// back from a file, a rounding error above the band's edge, would otherwise start.
+/// optimal (no new replica). Loads read back from a file can lie a rounding error above the
+/// band's edge, and a solver that looked for moves there would create replicas for nothing.
 inline std::optional<lb_result> keep_balanced_current(const problem& prob, double seconds) {
   if (prob.current.shards.empty() || !check(prob, prob.current).feasible) return std::nullopt;
   lb_result out;
