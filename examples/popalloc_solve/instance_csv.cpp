@@ -48,20 +48,9 @@ resource_table read_resources(const std::string& path) {
   if (!records.next(fields)) fail_at(path, 1, "file is empty, expected the header 'name,capacity'");
   const long header_line = records.line();
   const std::size_t columns = fields.size();
-  std::size_t name_column = columns, capacity_column = columns;
-  for (std::size_t c = 0; c < columns; ++c) {
-    std::size_t* slot = fields[c] == "name"       ? &name_column
-                        : fields[c] == "capacity" ? &capacity_column
-                                                  : nullptr;
-    if (slot == nullptr)
-      fail_at(
-          path, header_line,
-          "unknown column " + quoted_field(fields[c]) + " (expected the header 'name,capacity')");
-    if (*slot != columns) fail_at(path, header_line, "duplicate column " + quoted_field(fields[c]));
-    *slot = c;
-  }
-  if (name_column == columns) fail_at(path, header_line, "missing column 'name'");
-  if (capacity_column == columns) fail_at(path, header_line, "missing column 'capacity'");
+  const std::vector<std::size_t> at = popalloc::io::header_columns(
+      fields, {"name", "capacity"}, 2, "expected the header 'name,capacity'", path, header_line);
+  const std::size_t name_column = at[0], capacity_column = at[1];
 
   resource_table table;
   std::vector<long> defined_on;

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -127,6 +128,30 @@ inline double parse_non_negative(std::string_view field, std::string_view column
                  ::popalloc::detail::value_range_text() + ")")
                     .c_str());
   return value;
+}
+
+/// The positions of `names` in a header record, in the order of `names` (fields.size() for one
+/// that is absent); the first `required` of them must be present. \throws input_error
+/// "PATH:LINE: unknown column 'x' (EXPECTED)", "duplicate column 'x'" or "missing column 'x'".
+inline std::vector<std::size_t> header_columns(const std::vector<std::string_view>& fields,
+                                               std::initializer_list<std::string_view> names,
+                                               std::size_t required, std::string_view expected,
+                                               const std::string& path, long line) {
+  const std::size_t absent = fields.size();
+  std::vector<std::size_t> at(names.size(), absent);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto name = std::find(names.begin(), names.end(), fields[i]);
+    if (name == names.end())
+      fail_at(path, line,
+              "unknown column " + quoted_field(fields[i]) + " (" + std::string(expected) + ")");
+    std::size_t& slot = at[static_cast<std::size_t>(name - names.begin())];
+    if (slot != absent) fail_at(path, line, "duplicate column " + quoted_field(fields[i]));
+    slot = i;
+  }
+  for (std::size_t k = 0; k < required; ++k)
+    if (at[k] == absent)
+      fail_at(path, line, "missing column '" + std::string(names.begin()[k]) + "'");
+  return at;
 }
 
 inline void check_field_count(const std::vector<std::string_view>& fields, std::size_t expected,

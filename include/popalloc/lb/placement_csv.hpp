@@ -38,26 +38,10 @@ struct placement_columns {
 
 inline placement_columns read_placement_header(const std::vector<std::string_view>& fields,
                                                const std::string& path, long line) {
-  const std::size_t count = fields.size();
-  placement_columns c{count, count, count, count, count, count};
-  for (std::size_t i = 0; i < count; ++i) {
-    std::size_t* slot = fields[i] == "shard"    ? &c.shard
-                        : fields[i] == "server" ? &c.server
-                        : fields[i] == "load"   ? &c.load
-                        : fields[i] == "memory" ? &c.memory
-                        : fields[i] == "new"    ? &c.is_new
-                                                : nullptr;
-    if (slot == nullptr)
-      io::fail_at(path, line,
-                  "unknown column " + io::quoted_field(fields[i]) +
-                      " (expected 'shard,server,load' and optionally 'memory')");
-    if (*slot != count) io::fail_at(path, line, "duplicate column " + io::quoted_field(fields[i]));
-    *slot = i;
-  }
-  for (const auto& [slot, name] :
-       {std::pair{c.shard, "shard"}, std::pair{c.server, "server"}, std::pair{c.load, "load"}})
-    if (slot == count) io::fail_at(path, line, std::string("missing column '") + name + "'");
-  return c;
+  const std::vector<std::size_t> at =
+      io::header_columns(fields, {"shard", "server", "load", "memory", "new"}, 3,
+                         "expected 'shard,server,load' and optionally 'memory'", path, line);
+  return {at[0], at[1], at[2], at[3], at[4], fields.size()};
 }
 
 /// Index of `name` in `names`, adding it when new.
@@ -187,37 +171,32 @@ inline named_problem read_placement_csv(std::string_view text, const std::string
 inline void append_placement_csv(std::string& out, const named_problem& named,
                                  const placement& result) {
   const problem& p = named.instance;
+  // A row; an empty shard name (a server's own row) leaves the memory empty.
+  const auto row = [&](const std::string& shard, const std::string& server, double load,
+                       std::size_t j, bool is_new) {
+    io::append_csv_field(out, shard);
+    out += ',';
+    io::append_csv_field(out, server);
+    out += ',';
+    io::append_number(out, load);
+    out += ',';
+    if (!shard.empty()) io::append_number(out, p.memory[j]);
+    out += is_new ? ",1\n" : ",0\n";
+  };
   out += "shard,server,load,memory,new\n";
   std::vector<char> holds(static_cast<std::size_t>(p.servers), 0);
   for (std::size_t j = 0; j < result.shards.size(); ++j) {
-    if (result.shards[j].empty()) {  // placed nowhere: the row of a shard to be placed
-      io::append_csv_field(out, named.shard_names[j]);
-      out += ",,";
-      io::append_number(out, p.load[j]);
-      out += ',';
-      io::append_number(out, p.memory[j]);
-      out += ",0\n";
-      continue;
-    }
+    if (result.shards[j].empty())  // placed nowhere: the row of a shard to be placed
+      row(named.shard_names[j], std::string(), p.load[j], j, false);
     for (const route& r : result.shards[j]) {
       const auto i = static_cast<std::size_t>(r.server);
       holds[i] = 1;
-      io::append_csv_field(out, named.shard_names[j]);
-      out += ',';
-      io::append_csv_field(out, named.server_names[i]);
-      out += ',';
-      io::append_number(out, p.load[j] * r.fraction);
-      out += ',';
-      io::append_number(out, p.memory[j]);
-      out += p.current.shards.empty() || !p.current.holds(j, r.server) ? ",1\n" : ",0\n";
+      row(named.shard_names[j], named.server_names[i], p.load[j] * r.fraction, j,
+          p.current.shards.empty() || !p.current.holds(j, r.server));
     }
   }
-  for (std::size_t i = 0; i < holds.size(); ++i) {
-    if (holds[i] != 0) continue;
-    out += ',';
-    io::append_csv_field(out, named.server_names[i]);
-    out += ",0,,0\n";
-  }
+  for (std::size_t i = 0; i < holds.size(); ++i)
+    if (holds[i] == 0) row(std::string(), named.server_names[i], 0.0, 0, false);
 }
 
 }  // namespace popalloc::lb

@@ -41,24 +41,10 @@ struct demand_columns {
 
 inline demand_columns read_demand_header(const std::vector<std::string_view>& fields,
                                          const std::string& path, long line) {
-  const std::size_t count = fields.size();
-  demand_columns c{count, count, count, count};
-  for (std::size_t i = 0; i < count; ++i) {
-    std::size_t* slot = fields[i] == "source"   ? &c.source
-                        : fields[i] == "target" ? &c.target
-                        : fields[i] == "demand" ? &c.demand
-                                                : nullptr;
-    if (slot == nullptr)
-      io::fail_at(path, line,
-                  "unknown column " + io::quoted_field(fields[i]) +
-                      " (expected the header 'source,target,demand')");
-    if (*slot != count) io::fail_at(path, line, "duplicate column " + io::quoted_field(fields[i]));
-    *slot = i;
-  }
-  for (const auto& [slot, name] : {std::pair{c.source, "source"}, std::pair{c.target, "target"},
-                                   std::pair{c.demand, "demand"}})
-    if (slot == count) io::fail_at(path, line, std::string("missing column '") + name + "'");
-  return c;
+  const std::vector<std::size_t> at =
+      io::header_columns(fields, {"source", "target", "demand"}, 3,
+                         "expected the header 'source,target,demand'", path, line);
+  return {at[0], at[1], at[2], fields.size()};
 }
 
 }  // namespace detail
