@@ -97,7 +97,8 @@ POP:
 Space sharing:
   --space-sharing     Gavel's packed policies: two jobs of the same scale factor may also
                       share GPUs at their co-located throughputs (max-min-fairness, plain unless
-                      --water-filling is given, min-makespan or max-throughput; not with
+                      --water-filling is given, min-makespan, finish-time-fairness or
+                      max-throughput; not with
                       --heterogeneity-agnostic, --gpu-cost, SLO floors, --state or
                       --allocation). Needs the co-located entries of
                       --throughputs FILE; without it the shipped
@@ -283,9 +284,10 @@ arguments parse_arguments(int argc, char** argv) {
       throw usage_error(std::string("--policy: ") + e.what());
     }
     if (policy != pc::policy_kind::max_min_fairness && policy != pc::policy_kind::max_throughput &&
-        policy != pc::policy_kind::min_makespan)
+        policy != pc::policy_kind::min_makespan && policy != pc::policy_kind::finish_time_fairness)
       throw usage_error(
-          "--space-sharing runs --policy max-min-fairness, min-makespan or max-throughput, not " +
+          "--space-sharing runs --policy max-min-fairness, min-makespan, finish-time-fairness or "
+          "max-throughput, not " +
           a.policy);
     auto refuse = [](const std::string& what, const char* why) {
       throw usage_error("--space-sharing cannot be combined with " + what + " (" + why + ")");

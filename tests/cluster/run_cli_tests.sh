@@ -212,6 +212,21 @@ assert p["dual_bound"] <= p["objective"] <= p["dual_bound"] * (1 + 1e-9), (p["ob
 assert p["objective"] <= u["objective"] * (1 + 1e-9), (p["objective"], u["objective"])
 print(f"makespan {p['objective'] / 3600:.2f} h with sharing, {u['objective'] / 3600:.2f} h without")
 PY
+check "space sharing, finish-time fairness" "$prog" --throughputs "$tp" --cluster v100:8,p100:8,k80:8 \
+  --trace "$data/traces/max_min_fairness.trace" --space-sharing --policy finish-time-fairness \
+  --output "$scratch/packed_ftf.json" --quiet
+check "the same finish-time fairness without sharing" "$prog" --throughputs "$tp" \
+  --cluster v100:8,p100:8,k80:8 --trace "$data/traces/max_min_fairness.trace" \
+  --policy finish-time-fairness --output "$scratch/unpacked_ftf.json" --quiet
+check "space sharing, finish-time fairness: certified, never above the unpacked rho" python3 - "$scratch" <<'PY'
+import json, sys
+p, u = (json.load(open(f"{sys.argv[1]}/{n}.json")) for n in ("packed_ftf", "unpacked_ftf"))
+assert p["policy"] == "finish-time-fairness" and p["status"] == "converged" and p["space_sharing"]
+assert p["dual_bound"] <= p["objective"] <= p["dual_bound"] * (1 + 1e-6), (p["objective"], p["dual_bound"])
+assert p["objective"] <= u["objective"] * (1 + 1e-6), (p["objective"], u["objective"])
+assert p["pairs"], "no pair shared"
+print(f"max rho {p['objective']:.4f} with sharing, {u['objective']:.4f} without")
+PY
 check "space sharing: max-throughput, POP, pair threshold" "$prog" --jobs 40 --seed 2 --single-gpu \
   --space-sharing --policy max-throughput --pop 2 --pair-threshold 1.5 --output "$scratch/packed_mt.json" --quiet
 check "space sharing: max-throughput output" python3 -c "
@@ -222,8 +237,8 @@ expect_one_line() { # code, stderr pattern, args...: as expect_code, and the err
   expect_code "$@"
   [ "$(wc -l < "$scratch/err.txt")" -eq 1 ] || fail "not one line: $(cat "$scratch/err.txt")"
 }
-expect_one_line 2 "--space-sharing runs --policy max-min-fairness, min-makespan or max-throughput, not finish-time-fairness" \
-  --space-sharing --policy finish-time-fairness
+expect_one_line 2 "--space-sharing runs --policy max-min-fairness, min-makespan, finish-time-fairness or max-throughput, not proportional-fairness" \
+  --space-sharing --policy proportional-fairness
 expect_one_line 2 "class LP too large to solve densely .*split the jobs with POP" --jobs 300 \
   --cluster v100:64,p100:64,k80:64 --space-sharing --policy min-makespan
 expect_one_line 2 "--space-sharing cannot be combined with --heterogeneity-agnostic" \

@@ -175,6 +175,61 @@ TEST_CASE("packed: max-min is never below the unpacked policy (Gavel jobs, sever
   }
 }
 
+TEST_CASE("packed: finish-time fairness with a hand-computed pair, and against unpacked") {
+  // One GPU; a (T = 1) and b (T = 2) each 100 steps, nothing elapsed: ET_iso = 1/2 and 1 (half
+  // the GPU each), D = 200 and 100, so rho_a = 1 / (2 ET_a) and rho_b = 1 / ET_b. Sharing at
+  // (0.8, 1.2) all the time gives rho = max(0.625, 0.833). The optimum shares for time y and
+  // runs b alone for the rest.
+  const auto t = toy_table(0.8, 1.2);
+  const auto c = pc::parse_cluster("v100:1");
+  const auto jobs = toy_jobs(t, c, {"a", "b"});
+  pc::policy_options o;
+  o.policy = pc::policy_kind::finish_time_fairness;
+  o.tolerance = 1e-9;
+  const auto packed = pc::allocate_packed(jobs, c, t, o);
+  CHECK(packed.status == popalloc::solve_status::converged);
+  // rho_a = 1 / (1.6 y), rho_b = 1 / (1.2 y + 2 (1 - y)) = 1 / (2 - 0.8 y): equal at y = 5/6,
+  // rho = 0.75 (the LP dual (1/3, 2/3) on the two jobs' rows certifies it).
+  CHECK(packed.objective == doctest::Approx(0.75).epsilon(1e-8));
+  CHECK(packed.bound <= 0.75 * (1.0 + 1e-9));
+  check_packed_feasible(jobs, c, packed);
+  const auto unpacked = pc::allocate(jobs, c, o);
+  // Without sharing: rho_a = 1 / (2 x_a), rho_b = 1 / (2 (1 - x_a)): 1 at x_a = 1/2.
+  CHECK(unpacked.objective == doctest::Approx(1.0).epsilon(1e-6));
+
+  const auto gc = pc::parse_cluster("k80:3,p100:4,v100:2");
+  for (std::uint32_t seed = 1; seed <= 4; ++seed) {
+    CAPTURE(seed);
+    auto many = gavel_jobs(12 + static_cast<int>(seed), 4, gc, seed);
+    for (std::size_t i = 0; i < many.size(); ++i) {
+      many[i].elapsed_time = 30.0 * static_cast<double>(i % 3);
+      many[i].isolated_time = 10.0 * static_cast<double>(i % 2);
+    }
+    pc::policy_options f;
+    f.policy = pc::policy_kind::finish_time_fairness;
+    f.tolerance = 1e-7;
+    const auto alone = pc::allocate(many, gc, f);
+    const auto shared = pc::allocate_packed(many, gc, gavel_table(), f);
+    CHECK(shared.status == popalloc::solve_status::converged);
+    CHECK(shared.objective <= alone.objective * (1.0 + 1e-6));
+    CHECK(shared.bound <= shared.objective);
+    CHECK(shared.objective - shared.bound <= 1e-7 * shared.bound * 1.01);
+    check_packed_feasible(many, gc, shared);
+    // Without pairs the packed policy is the unpacked one.
+    pc::policy_options singles = f;
+    singles.pairing.enabled = false;
+    const auto no_pairs = pc::allocate_packed(many, gc, gavel_table(), singles);
+    CHECK(no_pairs.pairs.empty());
+    CHECK(no_pairs.objective == doctest::Approx(alone.objective).epsilon(1e-6));
+    // POP: pairs inside parts, feasible, never better than the exact optimum.
+    f.pop_parts = 2;
+    const auto pop = pc::allocate_packed(many, gc, gavel_table(), f);
+    check_packed_feasible(many, gc, pop);
+    CHECK(pop.objective >= shared.bound * (1.0 - 1e-9));
+    CHECK(std::isfinite(pop.objective));
+  }
+}
+
 TEST_CASE("packed: POP keeps pairs inside parts, allocations feasible, k = 1 equals exact") {
   const auto c = pc::parse_cluster("k80:8,p100:8,v100:8");
   const auto jobs = gavel_jobs(64, 6, c, 7, 0.0);
@@ -209,7 +264,7 @@ TEST_CASE("packed: bad input is rejected with a clear error") {
   const auto c = pc::parse_cluster("v100:1");
   auto jobs = toy_jobs(t, c, {"a", "b"});
   pc::policy_options o = max_min();
-  o.policy = pc::policy_kind::finish_time_fairness;
+  o.policy = pc::policy_kind::proportional_fairness;
   CHECK_THROWS_AS(pc::allocate_packed(jobs, c, t, o), popalloc::invalid_options);
   o = max_min();
   o.heterogeneity_agnostic = true;

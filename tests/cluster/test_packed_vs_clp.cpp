@@ -63,14 +63,16 @@ struct sparse_lp {
 /// With `objective_job` < 0 it returns the largest common level of the free jobs; otherwise
 /// the largest level of that job while every free job stays at `floor` or above.
 /// With `makespan` the level is 1 / makespan instead: job i needs throughput level x r_i (its
-/// remaining steps).
+/// remaining steps). `coefs`, where given, are every job's c_i instead (job i needs level x c_i).
 double per_job_packed_lp(const std::vector<pc::job>& jobs, const pc::gpu_cluster& cluster,
                          int& pair_columns, const std::vector<double>& frozen = {},
-                         int objective_job = -1, double floor = 0.0, bool makespan = false) {
+                         int objective_job = -1, double floor = 0.0, bool makespan = false,
+                         const std::vector<double>& coefs = {}) {
   const pc::instance in = pc::prepare_instance(jobs, cluster, pc::policy_options{});
   const auto n = static_cast<int>(jobs.size());
   const auto m = static_cast<int>(cluster.size());
   auto coef = [&](int i) {
+    if (!coefs.empty()) return coefs[static_cast<std::size_t>(i)];
     return makespan ? in.remaining[i] : in.weight[i] * in.proportional[i] / in.scale[i];
   };
   auto is_free = [&](int i) {
@@ -233,6 +235,55 @@ TEST_CASE("packed vs CLP: min makespan equals the per-job LP optimum (8 seeds, p
     // Never worse than without sharing (the unpacked class LP on the same jobs).
     const auto alone = pc::allocate(jobs, cluster, o);
     CHECK(packed.objective <= alone.objective * (1.0 + 1e-9));
+    if (!packed.pairs.empty()) ++used_pairs;
+  }
+  CHECK(used_pairs >= 4);
+}
+
+TEST_CASE("packed vs CLP: finish-time fairness equals the per-job optimum (8 seeds, pairs used)") {
+  // The exact optimum by bisection on the level L = 1 / rho: L is reachable when the per-job LP
+  // with c_i = r_i / (D_i - t_i L) reaches the common multiple L.
+  const auto cluster = pc::parse_cluster("k80:3,p100:2,v100:2");
+  int used_pairs = 0;
+  for (std::uint32_t seed = 51; seed <= 58; ++seed) {
+    CAPTURE(seed);
+    auto jobs = packed_test::gavel_jobs(8 + static_cast<int>(seed % 4), 3, cluster, seed);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      jobs[i].total_steps = i % 3 == 0 ? 3000.0 : 800.0;
+      jobs[i].elapsed_time = 50.0 * static_cast<double>(i % 4);
+      jobs[i].isolated_time = 20.0 * static_cast<double>(i % 2);
+    }
+    const pc::instance in = pc::prepare_instance(jobs, cluster, pc::policy_options{});
+    const auto n = static_cast<std::size_t>(in.jobs());
+    auto reachable = [&](double level) {
+      std::vector<double> c(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto r = static_cast<Eigen::Index>(i);
+        const double d = in.isolated_time[r] + in.remaining[r] / in.isolated_throughput[r];
+        const double slack = d - in.elapsed[r] * level;
+        if (!(slack > 0.0)) return false;
+        c[i] = in.remaining[r] / slack;
+      }
+      int pair_columns = 0;
+      return per_job_packed_lp(jobs, cluster, pair_columns, {}, -1, 0.0, false, c) >= level;
+    };
+    double lo = 0.0, hi = 1.0;
+    while (reachable(hi)) hi *= 2.0;
+    while (hi - lo > 1e-10 * hi) {
+      const double mid = 0.5 * (lo + hi);
+      (reachable(mid) ? lo : hi) = mid;
+    }
+    const double rho = 1.0 / lo;
+    pc::policy_options o;
+    o.policy = pc::policy_kind::finish_time_fairness;
+    const auto packed = pc::allocate_packed(jobs, cluster, packed_test::gavel_table(), o);
+    CHECK(packed.status == popalloc::solve_status::converged);
+    CHECK(packed.objective == doctest::Approx(rho).epsilon(1e-6));
+    CHECK(packed.bound <= rho * (1.0 + 1e-9));
+    CHECK(packed.bound >= packed.objective * (1.0 - 1e-6));
+    packed_test::check_packed_feasible(jobs, cluster, packed);
+    const auto alone = pc::allocate(jobs, cluster, o);
+    CHECK(packed.objective <= alone.objective * (1.0 + 1e-6));
     if (!packed.pairs.empty()) ++used_pairs;
   }
   CHECK(used_pairs >= 4);

@@ -2,7 +2,8 @@
 // Space sharing in the mechanism and the simulator: a pair entry takes both of its jobs and one
 // set of GPUs; two jobs that lose nothing by sharing finish together in exactly the time each
 // needs alone; a generated stream on Gavel's table finishes every job with exactly its steps,
-// no job in two places in a round, no type over capacity; bad pair answers are rejected.
+// no job in two places in a round, no type over capacity; finish-time fairness keeps the jobs'
+// isolated times across calls; bad pair answers are rejected.
 #include <cmath>
 #include <cstdint>
 #include <set>
@@ -129,6 +130,52 @@ TEST_CASE("space sharing: a generated stream on Gavel's table finishes every job
   }
   CHECK(pair_rounds > 0);
   CHECK(policy.stats().not_converged == 0);
+}
+
+TEST_CASE("space sharing: finish-time fairness over a stream, with the jobs' history") {
+  const auto cluster = pc::parse_cluster("v100:3,p100:3,k80:3");
+  pc::generator_options g;
+  g.seed = 9;
+  g.multi_gpu = false;
+  g.jobs_per_hour = 120.0;
+  auto rows = pc::generate_jobs(16, gavel_table(), g);
+  for (auto& row : rows) row.total_steps *= 0.02;
+  const auto jobs = pc::jobs_from_generated(rows, gavel_table(), cluster);
+  const auto sim_jobs = pc::to_sim_jobs(jobs);
+  pc::policy_options f;
+  f.policy = pc::policy_kind::finish_time_fairness;
+  f.tolerance = 1e-6;
+  const pc::packed_policy_adapter policy(jobs, cluster, gavel_table(), f);
+  pc::simulator_options o;
+  o.type_order = {0, 1, 2};
+  o.min_seconds_between_resets = 0.0;
+  const pc::sim_result r = pc::simulate_packed(sim_jobs, pc::sim_gpus(cluster), policy, o);
+  CHECK(r.summary.jobs_finished == 16);
+  CHECK(r.summary.jobs_unfinished == 0);
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    CHECK(r.jobs[i].steps_done == doctest::Approx(sim_jobs[i].total_steps));
+  CHECK(policy.stats().calls > 5);
+  CHECK(policy.stats().not_converged == 0);
+  CHECK(policy.stats().pairs > 0);
+
+  // The history: one V100 and two jobs of throughput 1 and 2 have ET_iso 1/2 and 1 (half the
+  // GPU each); 20 and 30 steps later C = 20 / (1/2) = 40 and 30 / 1 = 30.
+  pc::throughput_table t;
+  t.add_gpu_type("v100");
+  t.set({"a", 1}, "v100", 1.0);
+  t.set({"b", 1}, "v100", 2.0);
+  const auto one = pc::parse_cluster("v100:1");
+  std::vector<pc::job> pair = {pc::make_job(7, "a", 1, 100.0, t, one),
+                               pc::make_job(9, "b", 1, 100.0, t, one)};
+  pc::detail::finish_time_history history;
+  for (auto& j : pair) history.update(j);
+  CHECK(pair[0].isolated_time == 0.0);
+  history.remember(pair, one);
+  pair[0].remaining_steps = 80.0;
+  pair[1].remaining_steps = 70.0;
+  for (auto& j : pair) history.update(j);
+  CHECK(pair[0].isolated_time == doctest::Approx(40.0));
+  CHECK(pair[1].isolated_time == doctest::Approx(30.0));
 }
 
 TEST_CASE("space sharing: bad pair answers are rejected") {

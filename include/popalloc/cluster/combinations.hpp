@@ -38,6 +38,14 @@ struct class_pair {
   double first_throughput = 0.0, second_throughput = 0.0;
 };
 
+/// \brief What else jobs of one class must share besides their key, throughputs, weight and
+/// normaliser: what the policy's requirement of a job depends on.
+enum class class_split : std::uint8_t {
+  none = 0,             ///< max-min fairness, max-throughput
+  remaining_steps = 1,  ///< min makespan: a job needs throughput level x r_i
+  finish_time = 2,      ///< finish-time fairness: r_i, elapsed t_i, C_i and ET_iso_i
+};
+
 /// \brief The jobs of an instance grouped into classes, and the class pairs on offer.
 struct combination_model {
   std::vector<std::vector<Eigen::Index>> classes;  ///< member rows of each class
@@ -50,13 +58,14 @@ struct combination_model {
 
 namespace detail {
 
-/// Jobs a packed policy cannot tell apart: same key, throughputs, weight, normaliser and (for
-/// min makespan, `by_remaining`) remaining steps. With `by_remaining` a job without remaining
-/// steps is in no class: the makespan does not count it, so it gets no GPU time.
+/// Jobs a packed policy cannot tell apart: same key, throughputs, weight, normaliser and what
+/// `split` names. Where the split needs remaining steps, a job without any is in no class: the
+/// policy does not count it, so it gets no GPU time.
 inline std::vector<int> job_classes(const instance& in, const std::vector<job>& jobs,
                                     std::vector<std::vector<Eigen::Index>>& members,
-                                    bool by_remaining) {
-  using class_key = std::tuple<std::string, int, double, double, double, std::vector<double>>;
+                                    class_split split) {
+  using class_key = std::tuple<std::string, int, double, double, std::vector<double>>;
+  const bool by_remaining = split != class_split::none;
   std::map<class_key, int> index;
   std::vector<int> class_of(jobs.size(), -1);
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -65,11 +74,13 @@ inline std::vector<int> job_classes(const instance& in, const std::vector<job>& 
     std::vector<double> row(static_cast<std::size_t>(in.types()));
     for (Eigen::Index w = 0; w < in.types(); ++w)
       row[static_cast<std::size_t>(w)] = in.model_throughput(r, w);
-    class_key key{jobs[i].job_type,
-                  jobs[i].scale_factor,
-                  in.weight[r],
-                  in.proportional[r],
-                  by_remaining ? in.remaining[r] : 0.0,
+    if (by_remaining) row.push_back(in.remaining[r]);
+    if (split == class_split::finish_time) {
+      row.push_back(in.elapsed[r]);
+      row.push_back(in.isolated_time[r]);
+      row.push_back(in.isolated_throughput[r]);
+    }
+    class_key key{jobs[i].job_type, jobs[i].scale_factor, in.weight[r], in.proportional[r],
                   std::move(row)};
     const auto found = index.emplace(std::move(key), static_cast<int>(members.size()));
     if (found.second) members.emplace_back();
@@ -82,19 +93,20 @@ inline std::vector<int> job_classes(const instance& in, const std::vector<job>& 
 }  // namespace detail
 
 /// \brief Classes of `jobs` (prepared as `in`, heterogeneity-aware) and the class pairs that
-/// `table` has co-located throughputs for, on the GPU types both classes can use. With
-/// `by_remaining` (min makespan) jobs of a class also have equal remaining steps, and jobs
-/// without any are left out.
+/// `table` has co-located throughputs for, on the GPU types both classes can use. With a
+/// `split` other than none, jobs of a class also have equal remaining steps (and, for
+/// finish_time, equal elapsed and isolated times and isolated throughput), and jobs without
+/// remaining steps are left out.
 /// \throws invalid_options for a NaN or negative threshold.
 inline combination_model make_combinations(const instance& in, const std::vector<job>& jobs,
                                            const gpu_cluster& cluster,
                                            const throughput_table& table,
                                            const pairing_options& options = {},
-                                           bool by_remaining = false) {
+                                           class_split split = class_split::none) {
   if (!(options.min_combined_throughput >= 0.0))
     throw invalid_options("pairing: min_combined_throughput must be >= 0");
   combination_model out;
-  out.class_of = detail::job_classes(in, jobs, out.classes, by_remaining);
+  out.class_of = detail::job_classes(in, jobs, out.classes, split);
   if (!options.enabled) return out;
   const auto classes = static_cast<int>(out.classes.size());
   for (int a = 0; a < classes; ++a) {

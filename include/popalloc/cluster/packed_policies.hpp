@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
 /// \brief Gavel's space-sharing ("packed") policies: `allocate_packed(jobs, cluster, table,
-/// options)` for max-min fairness (plain and water filling), min makespan and max-throughput,
-/// with POP.
+/// options)` for max-min fairness (plain and water filling), min makespan, finish-time fairness
+/// and max-throughput, with POP.
 ///
 /// Jobs are grouped into classes of identical jobs and the class-level LP (packed_lp.hpp) is
 /// solved exactly; its solution is spread back over the jobs so that every job of a class gets
@@ -189,6 +189,81 @@ inline class_solve packed_level_classes(const instance& in, const combination_mo
                              std::move(pairs));
 }
 
+/// Finish-time fairness over the classes and pairs of `model`. On the level scale L = 1 / rho,
+/// a job of class a reaches L when ET_a >= L c_a(L), c_a(L) = r_a / (D_a - t_a L). The
+/// coefficients grow with L, so no single class LP gives the optimum L*; a probe at L fixes
+/// them at c(L) and maximises the common multiple T(L) (class_level_lp). T falls as L rises
+/// and L* = T(L*), so every probe certifies both ends: its point reaches the levels
+/// level_of(ET_a) of some feasible allocation (L* >= their minimum), and L* <= max(L, B(L))
+/// with B(L) >= T(L) the probe's dual bound (L* >= L gives L* = T(L*) <= T(L)). The probes
+/// follow the secant of T(L) - L, aimed just above the estimate so that the next probe's
+/// bound closes the upper end. `bound` is the upper end on L.
+inline class_solve packed_finish_time_classes(const instance& in, const combination_model& model,
+                                              const policy_options& o) {
+  const auto k = static_cast<Eigen::Index>(model.classes.size());
+  Eigen::MatrixXd throughput(k, in.types());
+  Eigen::VectorXd scale(k), count(k), r(k), d(k), t(k);
+  double level_cap = inf();  // every level_of(ET) = D / (t + r / ET) is below D / t
+  for (Eigen::Index a = 0; a < k; ++a) {
+    const auto& members = model.classes[static_cast<std::size_t>(a)];
+    const Eigen::Index i = members.front();
+    throughput.row(a) = in.model_throughput.row(i);
+    scale[a] = in.scale[i];
+    count[a] = static_cast<double>(members.size());
+    r[a] = in.remaining[i];
+    d[a] = in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
+    t[a] = in.elapsed[i];
+    if (t[a] > 0.0) level_cap = std::min(level_cap, d[a] / t[a]);
+  }
+  std::vector<level_pair> pairs;
+  pairs.reserve(model.pairs.size());
+  for (const class_pair& q : model.pairs) {
+    const double sa = scale[q.first];
+    const double upper = pair_upper(q, count[q.first], count[q.second], in.capacity[q.gpu], sa);
+    pairs.push_back({q.first, q.second, q.gpu, sa, q.first_throughput, q.second_throughput, upper});
+  }
+  class_solve out;
+  double lo = 0.0, hi = level_cap;
+  double last_level = 0.0, last_excess = 0.0;  // the previous probe's L and T(L) - L
+  bool have_last = false;
+  double level = 0.0;
+  constexpr int max_probes = 60;
+  for (int probe = 0; probe < max_probes; ++probe) {
+    const Eigen::VectorXd coef = r.array() / (d.array() - t.array() * level);
+    class_level_lp lp(throughput, scale, count, coef, in.capacity, pairs);
+    double multiple = 0.0, bound = 0.0;
+    Eigen::VectorXd duals;
+    const bool solved = lp.maximize_level(multiple, bound, duals);
+    out.runs += lp.simplex_runs();
+    if (!solved) return out;
+    hi = std::min(hi, std::max(level, bound));
+    const Eigen::VectorXd et = lp.class_levels().cwiseProduct(coef);  // per job of each class
+    double reached = inf();
+    for (Eigen::Index a = 0; a < k; ++a)
+      reached = std::min(reached, et[a] > 0.0 ? d[a] / (t[a] + r[a] / et[a]) : 0.0);
+    if (reached > lo || out.rows.size() == 0) {
+      lo = std::max(lo, reached);
+      out.rows = lp.per_job_rows();
+      out.pair_totals = lp.pair_totals();
+    }
+    ++out.levels;
+    if (hi - lo <= 0.5 * o.tolerance * lo) break;
+    const double excess = multiple - level;
+    double estimate = reached;
+    if (have_last && excess != last_excess)
+      estimate = level - excess * (level - last_level) / (excess - last_excess);
+    last_level = level;
+    last_excess = excess;
+    have_last = true;
+    level = std::max(estimate, lo) * (1.0 + 0.25 * o.tolerance);
+    if (!(level < hi)) level = 0.5 * (lo + hi);
+  }
+  out.ok = out.rows.size() > 0 && lo > 0.0;
+  out.bound = hi;
+  out.level = lo;
+  return out;
+}
+
 /// Whether `jobs` name keys of `table` (a job type unknown to the table cannot be paired, and
 /// is far more likely a mismatched table than a job that shares with nothing).
 inline void check_packed_jobs(const std::vector<job>& jobs, const throughput_table& table) {
@@ -204,9 +279,10 @@ inline void check_packed_jobs(const std::vector<job>& jobs, const throughput_tab
 
 inline void validate_packed_options(const policy_options& o, const std::vector<job>& jobs) {
   if (o.policy != policy_kind::max_min_fairness && o.policy != policy_kind::max_throughput &&
-      o.policy != policy_kind::min_makespan)
+      o.policy != policy_kind::min_makespan && o.policy != policy_kind::finish_time_fairness)
     throw invalid_options(std::string("space sharing is implemented for max-min-fairness, "
-                                      "min-makespan and max-throughput, not ") +
+                                      "min-makespan, finish-time-fairness and max-throughput, "
+                                      "not ") +
                           to_string(o.policy));
   if (o.heterogeneity_agnostic)
     throw invalid_options("space sharing is heterogeneity-aware only (Gavel's packed policies)");
@@ -246,7 +322,11 @@ inline packed_outcome solve_packed(const instance& in, const std::vector<job>& j
                                    const policy_options& o) {
   packed_outcome out;
   const bool makespan = o.policy == policy_kind::min_makespan;
-  const combination_model model = make_combinations(in, jobs, cluster, table, o.pairing, makespan);
+  const bool finish_time = o.policy == policy_kind::finish_time_fairness;
+  const class_split split = makespan      ? class_split::remaining_steps
+                            : finish_time ? class_split::finish_time
+                                          : class_split::none;
+  const combination_model model = make_combinations(in, jobs, cluster, table, o.pairing, split);
   out.pair_options = static_cast<std::int64_t>(model.pairs.size());
   out.pruned = model.pruned;
   out.classes = static_cast<std::int64_t>(model.classes.size());
@@ -255,12 +335,14 @@ inline packed_outcome solve_packed(const instance& in, const std::vector<job>& j
     out.x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
     return out;
   }
-  if ((o.policy == policy_kind::max_min_fairness && o.water_filling) || makespan) {
-    const class_solve s = packed_level_classes(in, model, o);
+  if ((o.policy == policy_kind::max_min_fairness && o.water_filling) || makespan || finish_time) {
+    const class_solve s =
+        finish_time ? packed_finish_time_classes(in, model, o) : packed_level_classes(in, model, o);
     out.optimal = s.ok;
-    // Makespan's bound is on the level 1 / makespan: its reciprocal bounds the makespan below.
-    out.bound = makespan ? 1.0 / s.bound : s.bound;
-    if (!makespan) out.water_filling_levels = s.levels;
+    // Makespan's and finish-time fairness's bounds are on the level (1 / makespan, 1 / rho):
+    // the reciprocal bounds the objective below.
+    out.bound = makespan || finish_time ? 1.0 / s.bound : s.bound;
+    if (!makespan && !finish_time) out.water_filling_levels = s.levels;
     out.simplex_runs = s.runs;
     if (s.ok)
       spread_classes(in, model, s.rows, s.pair_totals, out.x, out.pairs);
@@ -293,6 +375,7 @@ inline double packed_objective(const instance& in, const policy_options& o,
                                const Eigen::VectorXd& et) {
   if (o.policy == policy_kind::max_throughput) return et.sum();
   if (o.policy == policy_kind::min_makespan) return makespan_of(in, et);
+  if (o.policy == policy_kind::finish_time_fairness) return finish_time_fairness_of(in, et);
   return max_min_level_of(in, et);
 }
 
@@ -368,7 +451,9 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
 /// normalised throughput is returned) or, with options.water_filling, the leximin allocation
 /// (water filling over classes, options.water_filling_threshold and max_water_filling_levels as
 /// for allocate()); min makespan (exact over classes of jobs with equal remaining steps, so
-/// as fast as the classes are few); max-throughput (without costs or SLO floors). The
+/// as fast as the classes are few); finish-time fairness (classes of jobs that also agree on
+/// elapsed and isolated times, one class LP per probe of the level 1 / rho, certified to
+/// options.tolerance); max-throughput (without costs or SLO floors). The
 /// result's `fraction` is each job's time alone, `pairs` the time shared; POP drops the pairs
 /// whose jobs land in different parts.
 /// \throws invalid_problem for invalid jobs or cluster or a job whose (type, scale factor) is

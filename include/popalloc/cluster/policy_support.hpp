@@ -131,6 +131,18 @@ inline double makespan_of(const instance& in, const Eigen::VectorXd& et) {
   return out;
 }
 
+/// max_i rho_i = (t_i + r_i / ET_i) / D_i, D_i = C_i + r_i / ET_iso_i, over the schedulable jobs
+/// with remaining steps: the finish-time fairness objective (0 without such jobs).
+inline double finish_time_fairness_of(const instance& in, const Eigen::VectorXd& et) {
+  double out = 0.0;
+  for (Eigen::Index i = 0; i < in.jobs(); ++i) {
+    if (!in.schedulable[static_cast<std::size_t>(i)] || !(in.remaining[i] > 0.0)) continue;
+    const double d = in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
+    out = std::max(out, et[i] > 0.0 ? (in.elapsed[i] + in.remaining[i] / et[i]) / d : inf());
+  }
+  return out;
+}
+
 /// min_i s_i ET_i / (w_i P_i) over the schedulable jobs: the max-min fairness level.
 inline double max_min_level_of(const instance& in, const Eigen::VectorXd& et) {
   double out = inf();
@@ -161,13 +173,7 @@ inline double policy_objective(const instance& in, const policy_options& o,
     case policy_kind::min_makespan:
       return makespan_of(in, effective_throughput(in, x));
     case policy_kind::finish_time_fairness:
-      for (Eigen::Index i = 0; i < n; ++i) {
-        if (!in.schedulable[static_cast<std::size_t>(i)] || !(in.remaining[i] > 0.0)) continue;
-        const double et = in.model_throughput.row(i).dot(x.row(i));
-        const double d = in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
-        out = std::max(out, et > 0.0 ? (in.elapsed[i] + in.remaining[i] / et) / d : inf());
-      }
-      return out;
+      return finish_time_fairness_of(in, effective_throughput(in, x));
     case policy_kind::max_min_fairness:
     case policy_kind::isolated:
     case policy_kind::fifo:

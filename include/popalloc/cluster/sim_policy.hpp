@@ -65,6 +65,58 @@ struct policy_call_stats {
   std::int64_t pairs = 0;  ///< space sharing: pairs allocated, summed over calls
 };
 
+namespace detail {
+
+/// Finish-time fairness's per-job history across policy calls: C_i grows by the steps a job
+/// made since the last call at that call's isolated throughput, C_i += (r_prev - r_now) /
+/// ET_iso_prev (Gavel's bookkeeping).
+class finish_time_history {
+ public:
+  /// Sets j.isolated_time from the history of j.id (j.remaining_steps already current).
+  void update(job& j) {
+    entry& h = entries_[j.id];
+    if (h.seen && h.isolated_throughput > 0.0)
+      h.isolated_time += std::max(0.0, h.remaining - j.remaining_steps) / h.isolated_throughput;
+    j.isolated_time = h.isolated_time;
+  }
+
+  /// Records every active job's remaining steps and ET_iso at this call (Gavel's isolated share
+  /// with m = the active jobs).
+  void remember(const std::vector<job>& active, const gpu_cluster& cluster) {
+    const auto n = static_cast<Eigen::Index>(active.size());
+    const auto m = static_cast<Eigen::Index>(cluster.size());
+    Eigen::MatrixXd usable = Eigen::MatrixXd::Zero(n, m);
+    Eigen::VectorXd scale(n), capacity(m);
+    for (Eigen::Index w = 0; w < m; ++w)
+      capacity[w] = static_cast<double>(cluster.counts[static_cast<std::size_t>(w)]);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const job& j = active[static_cast<std::size_t>(i)];
+      scale[i] = j.scale_factor;
+      for (Eigen::Index w = 0; w < m; ++w)
+        if (j.scale_factor <= capacity[w]) usable(i, w) = j.throughput[static_cast<std::size_t>(w)];
+    }
+    const Eigen::MatrixXd x = isolated_allocation(usable, scale, capacity);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const job& j = active[static_cast<std::size_t>(i)];
+      entry& h = entries_[j.id];
+      h.seen = true;
+      h.remaining = j.remaining();
+      h.isolated_throughput = usable.row(i).dot(x.row(i));
+    }
+  }
+
+ private:
+  struct entry {
+    bool seen = false;
+    double remaining = 0.0;
+    double isolated_throughput = 0.0;
+    double isolated_time = 0.0;
+  };
+  std::unordered_map<std::int64_t, entry> entries_;
+};
+
+}  // namespace detail
+
 /// \brief A sim_policy running allocate(): copies the active jobs (with remaining steps, and
 /// for finish-time fairness the elapsed time t_i and cumulative isolated time C_i, updated as
 /// C_i += (r_prev - r_now) / ET_iso_prev), passes the last call's prices as warm start, and
@@ -89,10 +141,7 @@ class policy_adapter {
       j.id = id;
       j.remaining_steps = request.remaining_steps[k];
       j.elapsed_time = request.seconds_since_arrival[k];
-      history& h = s.histories[id];
-      if (h.seen && h.isolated_throughput > 0.0)
-        h.isolated_time += std::max(0.0, h.remaining - j.remaining_steps) / h.isolated_throughput;
-      j.isolated_time = h.isolated_time;
+      s.history.update(j);
       active.push_back(std::move(j));
     }
     policy_options options = s.options;
@@ -108,52 +157,22 @@ class policy_adapter {
     if (result.prices.size() == static_cast<Eigen::Index>(s.cluster.size()) &&
         result.prices.allFinite())
       s.prices = result.prices;
-    if (s.options.policy == policy_kind::finish_time_fairness) remember_isolated(active);
+    if (s.options.policy == policy_kind::finish_time_fairness)
+      s.history.remember(active, s.cluster);
     return result.fraction;
   }
 
   const policy_call_stats& stats() const { return state_->stats; }
 
  private:
-  struct history {
-    bool seen = false;
-    double remaining = 0.0;
-    double isolated_throughput = 0.0;
-    double isolated_time = 0.0;
-  };
   struct state {
     std::vector<job> jobs;
     gpu_cluster cluster;
     policy_options options;
     Eigen::VectorXd prices;
-    std::unordered_map<std::int64_t, history> histories;
+    detail::finish_time_history history;
     policy_call_stats stats;
   };
-
-  /// ET_iso of every active job at this call (Gavel's isolated share with m = active jobs).
-  void remember_isolated(const std::vector<job>& active) const {
-    state& s = *state_;
-    const auto n = static_cast<Eigen::Index>(active.size());
-    const auto m = static_cast<Eigen::Index>(s.cluster.size());
-    Eigen::MatrixXd usable = Eigen::MatrixXd::Zero(n, m);
-    Eigen::VectorXd scale(n), capacity(m);
-    for (Eigen::Index w = 0; w < m; ++w)
-      capacity[w] = static_cast<double>(s.cluster.counts[static_cast<std::size_t>(w)]);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const job& j = active[static_cast<std::size_t>(i)];
-      scale[i] = j.scale_factor;
-      for (Eigen::Index w = 0; w < m; ++w)
-        if (j.scale_factor <= capacity[w]) usable(i, w) = j.throughput[static_cast<std::size_t>(w)];
-    }
-    const Eigen::MatrixXd x = isolated_allocation(usable, scale, capacity);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const job& j = active[static_cast<std::size_t>(i)];
-      history& h = s.histories[j.id];
-      h.seen = true;
-      h.remaining = j.remaining();
-      h.isolated_throughput = usable.row(i).dot(x.row(i));
-    }
-  }
 
   std::shared_ptr<state> state_;
 };
@@ -161,7 +180,8 @@ class policy_adapter {
 /// \brief A sim_packed_policy running allocate_packed() (space sharing) on the active jobs:
 /// the jobs' time alone as sim_policy's X, and every pair the allocation shares, with its
 /// co-located throughputs on every type both jobs can use (from `table`, so that an idle GPU
-/// may also go to a pair without allocation there). Copyable; copies share the state.
+/// may also go to a pair without allocation there). For finish-time fairness it keeps the same
+/// history as policy_adapter. Copyable; copies share the state.
 class packed_policy_adapter {
  public:
   /// \throws invalid_options / invalid_problem as allocate_packed() would, at the first call.
@@ -183,9 +203,12 @@ class packed_policy_adapter {
       j.id = request.active[k];
       j.remaining_steps = request.remaining_steps[k];
       j.elapsed_time = request.seconds_since_arrival[k];
+      s.history.update(j);
       active.push_back(std::move(j));
     }
     const cluster_allocation result = allocate_packed(active, s.cluster, s.table, s.options);
+    if (s.options.policy == policy_kind::finish_time_fairness)
+      s.history.remember(active, s.cluster);
     ++s.stats.calls;
     if (result.status != solve_status::converged) ++s.stats.not_converged;
     s.stats.pop_parts_seconds_max_total += result.pop_parts_seconds_max;
@@ -213,6 +236,7 @@ class packed_policy_adapter {
     gpu_cluster cluster;
     throughput_table table;
     policy_options options;
+    detail::finish_time_history history;
     policy_call_stats stats;
   };
 
