@@ -98,11 +98,10 @@ Space sharing:
   --space-sharing     Gavel's packed policies: two jobs of the same scale factor may also
                       share GPUs at their co-located throughputs (max-min-fairness, plain unless
                       --water-filling is given, min-makespan, finish-time-fairness or
-                      max-throughput; not with
-                      --heterogeneity-agnostic, --gpu-cost, SLO floors, --state or
-                      --allocation). Needs the co-located entries of
-                      --throughputs FILE; without it the shipped
-                      share/popalloc/gavel/simulation_throughputs.json is read
+                      max-throughput, with SLO floors where jobs have SLOs; not with
+                      --heterogeneity-agnostic, --gpu-cost, --state or --allocation).
+                      Needs the co-located entries of --throughputs FILE; without it the
+                      shipped share/popalloc/gavel/simulation_throughputs.json is read
   --pair-threshold X  offer a pair on a type only if T_pair_a / T_a + T_pair_b / T_b >= X
                       (default 1: lower pairs are dominated by running the two jobs in turn;
                       Gavel's packed FIFO uses 1.5)
@@ -295,8 +294,6 @@ arguments parse_arguments(int argc, char** argv) {
     if (a.agnostic)
       refuse("--heterogeneity-agnostic", "the packed policies are heterogeneity-aware");
     if (!a.gpu_cost.empty()) refuse("--gpu-cost", "GPU costs are not supported with sharing");
-    if (policy == pc::policy_kind::max_throughput && a.slos && a.slo_floors)
-      refuse("SLO floors", "add --no-slo-floors");
     if (!a.state.empty())
       refuse("--state", "a state has no job types, so no co-located throughputs");
     if (!a.allocation.empty())

@@ -533,7 +533,8 @@ int run(int argc, char** argv) {
     for (std::size_t i = 0; i < jobs.size(); ++i)
       if (jobs[i].slo > 0.0)
         usage_error("--space-sharing: job " + std::to_string(i) +
-                    " has an SLO, and packed max-throughput has no SLO floors");
+                    " has an SLO; packed max-throughput's SLO floors need a class LP column "
+                    "per pair of jobs with distinct floors, which the active jobs outgrow");
   if (s.window && s.simulator.window_last > static_cast<std::int64_t>(jobs.size()))
     usage_error("--window LAST is beyond the " + std::to_string(jobs.size()) + " jobs");
   s.simulator.gpus_per_server.assign(cluster.size(), s.simulator.gpus_per_server.front());

@@ -233,6 +233,21 @@ check "space sharing: max-throughput output" python3 -c "
 import json; r = json.load(open('$scratch/packed_mt.json'))
 assert r['policy'] == 'max-throughput' and r['pop_parts'] == 2 and r['pair_threshold'] == 1.5
 assert r['dual_bound'] is None and all(0 < q['fraction'] <= 1 for q in r['pairs'])"
+check "space sharing: max-throughput with SLO floors" "$prog" --jobs 40 --seed 4 --single-gpu --slo \
+  --cluster v100:12,p100:12,k80:12 --space-sharing --policy max-throughput --output "$scratch/packed_slo.json" --quiet
+check "the same SLO floors without sharing" "$prog" --jobs 40 --seed 4 --single-gpu --slo \
+  --cluster v100:12,p100:12,k80:12 --policy max-throughput --output "$scratch/unpacked_slo.json" --quiet
+check "space sharing, SLO floors: met, certified, never below the unpacked throughput" python3 - "$scratch" <<'PY'
+import json, sys
+p, u = (json.load(open(f"{sys.argv[1]}/{n}.json")) for n in ("packed_slo", "unpacked_slo"))
+assert p["status"] == "converged" and p["space_sharing"], p["status"]
+assert p["slo"]["jobs"] == u["slo"]["jobs"] > 0, (p["slo"], u["slo"])
+assert not p["slo"]["floors_dropped"] and not u["slo"]["floors_dropped"], (p["slo"], u["slo"])
+assert p["slo"]["worst_shortfall"] <= 1e-9, p["slo"]
+assert p["objective"] <= p["dual_bound"] <= p["objective"] * (1 + 1e-9), (p["objective"], p["dual_bound"])
+assert p["objective"] >= u["objective"] * (1 - 1e-4), (p["objective"], u["objective"])
+print(f"{p['slo']['jobs']} floors met; throughput {p['objective']:.2f} with sharing, {u['objective']:.2f} without")
+PY
 expect_one_line() { # code, stderr pattern, args...: as expect_code, and the error is one line
   expect_code "$@"
   [ "$(wc -l < "$scratch/err.txt")" -eq 1 ] || fail "not one line: $(cat "$scratch/err.txt")"
@@ -245,7 +260,6 @@ expect_one_line 2 "--space-sharing cannot be combined with --heterogeneity-agnos
   --space-sharing --heterogeneity-agnostic
 expect_one_line 2 "cannot be combined with --gpu-cost" --space-sharing --policy max-throughput \
   --gpu-cost v100:3,p100:2,k80:1
-expect_one_line 2 "cannot be combined with SLO floors" --space-sharing --policy max-throughput --slo
 expect_one_line 2 "cannot be combined with --state" --space-sharing --state "$scratch/live.json"
 expect_one_line 2 "--pair-threshold needs --space-sharing" --pair-threshold 1.5
 expect_one_line 2 "cannot be combined with --allocation" --space-sharing --allocation "$scratch/x.json"

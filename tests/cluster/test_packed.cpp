@@ -152,6 +152,83 @@ TEST_CASE("packed: max-throughput with pairs (hand-computed)") {
   CHECK(packed.status == popalloc::solve_status::converged);
 }
 
+TEST_CASE("packed: max-throughput with SLO floors (hand-computed, dropped when unreachable)") {
+  // As above, with a floor of 0.9 on a (100 steps, SLO 1/0.9 of its 100 s on the V100): the pair
+  // gives a only 0.8, so a runs alone for x and shares for 1 - x: 0.8 + 0.2 x >= 0.9 gives
+  // x = 1/2 and a total of 1/2 + 2.3 / 2 = 1.65.
+  const auto t = toy_table(0.8, 1.5);
+  const auto c = pc::parse_cluster("v100:1");
+  auto jobs = toy_jobs(t, c, {"a", "b"});
+  jobs[0].slo = 1.0 / 0.9;
+  pc::policy_options o;
+  o.policy = pc::policy_kind::max_throughput;
+  const auto packed = pc::allocate_packed(jobs, c, t, o);
+  CHECK(packed.status == popalloc::solve_status::converged);
+  CHECK(packed.objective == doctest::Approx(1.65).epsilon(1e-9));
+  CHECK(packed.bound == doctest::Approx(1.65).epsilon(1e-9));
+  CHECK(packed.bound >= packed.objective * (1.0 - 1e-12));
+  CHECK(packed.slo_jobs == 1);
+  CHECK_FALSE(packed.slo_floors_dropped);
+  CHECK(packed.slo_worst_shortfall <= 1e-9);
+  CHECK(packed.effective_throughput[0] == doctest::Approx(0.9).epsilon(1e-9));
+  check_packed_feasible(jobs, c, packed);
+  // slo_floors = false ignores the floor.
+  o.slo_floors = false;
+  CHECK(pc::allocate_packed(jobs, c, t, o).objective == doctest::Approx(2.3).epsilon(1e-10));
+  // A floor of 1.1 is above what a gets alone: the floors are dropped, as in Gavel.
+  o.slo_floors = true;
+  jobs[0].slo = 1.0 / 1.1;
+  const auto dropped = pc::allocate_packed(jobs, c, t, o);
+  CHECK(dropped.slo_floors_dropped);
+  CHECK(dropped.objective == doctest::Approx(2.3).epsilon(1e-10));
+  CHECK(dropped.slo_worst_shortfall > 0.2);
+  // A deadline already passed (an infinite floor) too.
+  jobs[0].slo = 0.5;
+  jobs[0].elapsed_time = 60.0;
+  CHECK(pc::allocate_packed(jobs, c, t, o).slo_floors_dropped);
+}
+
+TEST_CASE("packed: SLO floors on Gavel jobs: met, never below the unpacked optimum, POP") {
+  const auto c = pc::parse_cluster("k80:4,p100:4,v100:4");
+  int binding = 0;
+  for (std::uint32_t seed = 1; seed <= 4; ++seed) {
+    CAPTURE(seed);
+    auto jobs = gavel_jobs(14 + static_cast<int>(seed), 4, c, seed);
+    for (std::size_t i = 0; i < jobs.size(); i += 3) jobs[i].slo = 6.0;  // reachable floors
+    pc::policy_options o;
+    o.policy = pc::policy_kind::max_throughput;
+    o.tolerance = 1e-6;
+    const auto unpacked = pc::allocate(jobs, c, o);
+    REQUIRE_FALSE(unpacked.slo_floors_dropped);
+    const auto packed = pc::allocate_packed(jobs, c, gavel_table(), o);
+    CHECK(packed.status == popalloc::solve_status::converged);
+    CHECK_FALSE(packed.slo_floors_dropped);
+    CHECK(packed.slo_jobs == unpacked.slo_jobs);
+    CHECK(packed.slo_worst_shortfall <= 1e-9);
+    CHECK(packed.objective >= unpacked.objective * (1.0 - 1e-6));
+    CHECK(packed.bound - packed.objective <= 1e-9 * packed.bound);
+    check_packed_feasible(jobs, c, packed);
+    // Without pairs the packed LP is the unpacked one.
+    pc::policy_options singles = o;
+    singles.pairing.enabled = false;
+    const auto alone = pc::allocate_packed(jobs, c, gavel_table(), singles);
+    CHECK(alone.objective == doctest::Approx(unpacked.objective).epsilon(1e-5));
+    CHECK(alone.slo_worst_shortfall <= 1e-9);
+    // The floors cost throughput against plain packed max-throughput (on most seeds).
+    o.slo_floors = false;
+    const auto free = pc::allocate_packed(jobs, c, gavel_table(), o);
+    CHECK(free.objective >= packed.objective * (1.0 - 1e-12));
+    if (free.objective > packed.objective * (1.0 + 1e-6)) ++binding;
+    o.slo_floors = true;
+    o.pop_parts = 2;
+    const auto pop = pc::allocate_packed(jobs, c, gavel_table(), o);
+    check_packed_feasible(jobs, c, pop);
+    if (!pop.slo_floors_dropped) CHECK(pop.slo_worst_shortfall <= 1e-9);
+    CHECK(pop.objective <= packed.bound * (1.0 + 1e-9));
+  }
+  CHECK(binding >= 2);
+}
+
 TEST_CASE("packed: max-min is never below the unpacked policy (Gavel jobs, several seeds)") {
   const auto c = pc::parse_cluster("k80:3,p100:4,v100:2");
   for (std::uint32_t seed = 1; seed <= 6; ++seed) {

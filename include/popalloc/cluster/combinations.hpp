@@ -44,6 +44,7 @@ enum class class_split : std::uint8_t {
   none = 0,             ///< max-min fairness, max-throughput
   remaining_steps = 1,  ///< min makespan: a job needs throughput level x r_i
   finish_time = 2,      ///< finish-time fairness: r_i, elapsed t_i, C_i and ET_iso_i
+  slo_floor = 3,        ///< max-throughput with SLO floors: the floor (jobs without steps kept)
 };
 
 /// \brief The jobs of an instance grouped into classes, and the class pairs on offer.
@@ -65,7 +66,8 @@ inline std::vector<int> job_classes(const instance& in, const std::vector<job>& 
                                     std::vector<std::vector<Eigen::Index>>& members,
                                     class_split split) {
   using class_key = std::tuple<std::string, int, double, double, std::vector<double>>;
-  const bool by_remaining = split != class_split::none;
+  const bool by_remaining =
+      split == class_split::remaining_steps || split == class_split::finish_time;
   std::map<class_key, int> index;
   std::vector<int> class_of(jobs.size(), -1);
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -75,6 +77,7 @@ inline std::vector<int> job_classes(const instance& in, const std::vector<job>& 
     for (Eigen::Index w = 0; w < in.types(); ++w)
       row[static_cast<std::size_t>(w)] = in.model_throughput(r, w);
     if (by_remaining) row.push_back(in.remaining[r]);
+    if (split == class_split::slo_floor) row.push_back(in.slo_floor[r]);
     if (split == class_split::finish_time) {
       row.push_back(in.elapsed[r]);
       row.push_back(in.isolated_time[r]);
@@ -93,10 +96,10 @@ inline std::vector<int> job_classes(const instance& in, const std::vector<job>& 
 }  // namespace detail
 
 /// \brief Classes of `jobs` (prepared as `in`, heterogeneity-aware) and the class pairs that
-/// `table` has co-located throughputs for, on the GPU types both classes can use. With a
-/// `split` other than none, jobs of a class also have equal remaining steps (and, for
+/// `table` has co-located throughputs for, on the GPU types both classes can use. With `split`
+/// remaining_steps or finish_time, jobs of a class also have equal remaining steps (and, for
 /// finish_time, equal elapsed and isolated times and isolated throughput), and jobs without
-/// remaining steps are left out.
+/// remaining steps are left out; with slo_floor, jobs of a class have equal SLO floors.
 /// \throws invalid_options for a NaN or negative threshold.
 inline combination_model make_combinations(const instance& in, const std::vector<job>& jobs,
                                            const gpu_cluster& cluster,

@@ -2,7 +2,7 @@
 /// \file
 /// \brief Gavel's space-sharing ("packed") policies: `allocate_packed(jobs, cluster, table,
 /// options)` for max-min fairness (plain and water filling), min makespan, finish-time fairness
-/// and max-throughput, with POP.
+/// and max-throughput (with SLO floors), with POP.
 ///
 /// Jobs are grouped into classes of identical jobs and the class-level LP (packed_lp.hpp) is
 /// solved exactly; its solution is spread back over the jobs so that every job of a class gets
@@ -46,9 +46,10 @@ struct packed_outcome {
   double bound = std::numeric_limits<double>::quiet_NaN();
   bool optimal = true;
   std::int64_t pair_options = 0, pruned = 0;
-  int water_filling_levels = 0;  ///< max-min with water filling: levels solved
-  std::int64_t classes = 0;      ///< classes of identical jobs in the class LP
-  int simplex_runs = 0;          ///< dense-simplex runs
+  int water_filling_levels = 0;     ///< max-min with water filling: levels solved
+  std::int64_t classes = 0;         ///< classes of identical jobs in the class LP
+  int simplex_runs = 0;             ///< dense-simplex runs
+  bool slo_floors_dropped = false;  ///< max-throughput: the floors could not all be met
 };
 
 /// Spreads `total` pair time of (a, b) on `gpu` over the jobs: every job of a gets total / n_a,
@@ -277,7 +278,7 @@ inline void check_packed_jobs(const std::vector<job>& jobs, const throughput_tab
   }
 }
 
-inline void validate_packed_options(const policy_options& o, const std::vector<job>& jobs) {
+inline void validate_packed_options(const policy_options& o) {
   if (o.policy != policy_kind::max_min_fairness && o.policy != policy_kind::max_throughput &&
       o.policy != policy_kind::min_makespan && o.policy != policy_kind::finish_time_fairness)
     throw invalid_options(std::string("space sharing is implemented for max-min-fairness, "
@@ -287,12 +288,6 @@ inline void validate_packed_options(const policy_options& o, const std::vector<j
   if (o.heterogeneity_agnostic)
     throw invalid_options("space sharing is heterogeneity-aware only (Gavel's packed policies)");
   if (!o.gpu_cost.empty()) throw invalid_options("space sharing: GPU costs are not supported");
-  if (o.policy == policy_kind::max_throughput && o.slo_floors)
-    for (const job& j : jobs)
-      if (j.slo > 0.0)
-        throw invalid_options(
-            "space sharing: SLO floors are not supported (set slo_floors = "
-            "false)");
 }
 
 /// Largest dense tableau (rows x (columns + rows) doubles) a packed class LP may use: 240 MB,
@@ -316,6 +311,30 @@ inline void check_class_lp_size(const instance& in, const combination_model& mod
                         "); split the jobs with POP (pop_parts) or raise the pair threshold");
 }
 
+/// Max-throughput with SLO floors over classes split by floor (Gavel's
+/// max_sum_throughput_packed_SLOs): the floors can all be met exactly when the class LP's floor
+/// level reaches 1, and the total throughput is then maximised with the level held. Otherwise,
+/// or with a floor no allocation reaches (a deadline already passed), out.slo_floors_dropped is
+/// set and the caller solves without floors, as Gavel does.
+inline void solve_packed_floors(const instance& in, const combination_model& model,
+                                packed_outcome& out) {
+  for (const auto& members : model.classes)
+    if (!std::isfinite(in.slo_floor[members.front()])) {
+      out.slo_floors_dropped = true;
+      return;
+    }
+  const packed_lp lp = build_packed_lp(in, model, false, true);
+  const packed_lp_solution s = solve_packed_lp(lp);
+  out.simplex_runs += s.runs;
+  if (!(s.level >= 1.0 - 1e-9)) {  // NaN: the first run failed
+    out.slo_floors_dropped = true;
+    return;
+  }
+  out.optimal = s.optimal;
+  out.bound = s.bound;
+  disaggregate_packed(in, model, lp, s.y, out.x, out.pairs);
+}
+
 /// The packed policy on one (sub-)instance; `jobs` are its rows' jobs.
 inline packed_outcome solve_packed(const instance& in, const std::vector<job>& jobs,
                                    const gpu_cluster& cluster, const throughput_table& table,
@@ -323,8 +342,11 @@ inline packed_outcome solve_packed(const instance& in, const std::vector<job>& j
   packed_outcome out;
   const bool makespan = o.policy == policy_kind::min_makespan;
   const bool finish_time = o.policy == policy_kind::finish_time_fairness;
+  const bool floors =
+      o.policy == policy_kind::max_throughput && o.slo_floors && (in.slo_floor.array() > 0.0).any();
   const class_split split = makespan      ? class_split::remaining_steps
                             : finish_time ? class_split::finish_time
+                            : floors      ? class_split::slo_floor
                                           : class_split::none;
   const combination_model model = make_combinations(in, jobs, cluster, table, o.pairing, split);
   out.pair_options = static_cast<std::int64_t>(model.pairs.size());
@@ -350,11 +372,15 @@ inline packed_outcome solve_packed(const instance& in, const std::vector<job>& j
       out.x = Eigen::MatrixXd::Zero(in.jobs(), in.types());
     return out;
   }
+  if (floors) {
+    solve_packed_floors(in, model, out);
+    if (!out.slo_floors_dropped) return out;
+  }
   const packed_lp lp = build_packed_lp(in, model, o.policy == policy_kind::max_min_fairness);
   const packed_lp_solution s = solve_packed_lp(lp);
   out.optimal = s.optimal;
   out.bound = s.bound;
-  out.simplex_runs = s.runs;
+  out.simplex_runs += s.runs;
   disaggregate_packed(in, model, lp, s.y, out.x, out.pairs);
   return out;
 }
@@ -431,6 +457,7 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
       out.pairs.push_back(p);
     }
     out.optimal = out.optimal && part.optimal;
+    out.slo_floors_dropped = out.slo_floors_dropped || part.slo_floors_dropped;
     out.water_filling_levels = std::max(out.water_filling_levels, part.water_filling_levels);
     out.classes += part.classes;
     out.simplex_runs += part.simplex_runs;
@@ -453,17 +480,18 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
 /// for allocate()); min makespan (exact over classes of jobs with equal remaining steps, so
 /// as fast as the classes are few); finish-time fairness (classes of jobs that also agree on
 /// elapsed and isolated times, one class LP per probe of the level 1 / rho, certified to
-/// options.tolerance); max-throughput (without costs or SLO floors). The
+/// options.tolerance); max-throughput (without costs; with SLO floors as for allocate(), met
+/// exactly over classes of jobs with equal floors, or dropped when they cannot all be met). The
 /// result's `fraction` is each job's time alone, `pairs` the time shared; POP drops the pairs
 /// whose jobs land in different parts.
 /// \throws invalid_problem for invalid jobs or cluster or a job whose (type, scale factor) is
-/// not in `table`; invalid_options for other policies, agnostic, GPU costs or SLO floors.
+/// not in `table`; invalid_options for other policies, agnostic or GPU costs.
 inline cluster_allocation allocate_packed(const std::vector<job>& jobs, const gpu_cluster& cluster,
                                           const throughput_table& table,
                                           const policy_options& options = {}) {
   const popalloc::detail::stopwatch clock;
   detail::validate_options(options, cluster);
-  detail::validate_packed_options(options, jobs);
+  detail::validate_packed_options(options);
   const instance in = prepare_instance(jobs, cluster, options);
   detail::check_packed_jobs(jobs, table);
   cluster_allocation out;
@@ -487,6 +515,19 @@ inline cluster_allocation allocate_packed(const std::vector<job>& jobs, const gp
   out.status = r.optimal && closed ? solve_status::converged : solve_status::stalled;
   out.effective_throughput = detail::packed_throughput(in.true_throughput, r.x, r.pairs);
   out.proportional_throughput = in.proportional_true;
+  if (options.policy == policy_kind::max_throughput && options.slo_floors) {
+    double worst = -HUGE_VAL;
+    for (Eigen::Index i = 0; i < in.jobs(); ++i) {
+      const double floor = in.schedulable[static_cast<std::size_t>(i)] ? in.slo_floor[i] : 0.0;
+      if (!(floor > 0.0)) continue;
+      ++out.slo_jobs;
+      worst = std::max(worst, (floor - model_et[i]) / floor);
+    }
+    if (out.slo_jobs > 0) {
+      out.slo_floors_dropped = r.slo_floors_dropped;
+      out.slo_worst_shortfall = worst;
+    }
+  }
   out.normalized_throughput.resize(in.jobs());
   for (Eigen::Index i = 0; i < in.jobs(); ++i)
     out.normalized_throughput[i] =
