@@ -97,14 +97,15 @@ POP:
 Space sharing:
   --space-sharing     Gavel's packed policies: two jobs of the same scale factor may also
                       share GPUs at their co-located throughputs (max-min-fairness, plain unless
-                      --water-filling is given, min-makespan, finish-time-fairness or
-                      max-throughput, with SLO floors where jobs have SLOs; not with
+                      --water-filling is given, min-makespan, finish-time-fairness,
+                      max-throughput, with SLO floors where jobs have SLOs, or fifo; not with
                       --heterogeneity-agnostic, --gpu-cost, --state or --allocation).
                       Needs the co-located entries of --throughputs FILE; without it the
                       shipped share/popalloc/gavel/simulation_throughputs.json is read
   --pair-threshold X  offer a pair on a type only if T_pair_a / T_a + T_pair_b / T_b >= X
-                      (default 1: lower pairs are dominated by running the two jobs in turn;
-                      Gavel's packed FIFO uses 1.5)
+                      (default 1: lower pairs are dominated by running the two jobs in turn);
+                      with --policy fifo a queued job joins a running one only above X
+                      (default 1.5, Gavel's packed FIFO)
 
 Output:
   --output FILE       JSON (share/popalloc/schemas/popalloc-schedule.schema.json,
@@ -160,7 +161,7 @@ struct arguments {
   std::string pop_strategy = "uniform-random";
   bool compare_full = false;
   bool space_sharing = false;
-  double pair_threshold = 1.0;
+  double pair_threshold = -1.0;  // not given: 1, or Gavel's 1.5 for packed FIFO
   std::string output, allocation, state, write_state;
   popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
   bool help = false, version = false;
@@ -282,11 +283,10 @@ arguments parse_arguments(int argc, char** argv) {
     } catch (const popalloc::invalid_options& e) {
       throw usage_error(std::string("--policy: ") + e.what());
     }
-    if (policy != pc::policy_kind::max_min_fairness && policy != pc::policy_kind::max_throughput &&
-        policy != pc::policy_kind::min_makespan && policy != pc::policy_kind::finish_time_fairness)
+    if (policy == pc::policy_kind::proportional_fairness || policy == pc::policy_kind::isolated)
       throw usage_error(
-          "--space-sharing runs --policy max-min-fairness, min-makespan, finish-time-fairness or "
-          "max-throughput, not " +
+          "--space-sharing runs --policy max-min-fairness, min-makespan, finish-time-fairness, "
+          "max-throughput or fifo, not " +
           a.policy);
     auto refuse = [](const std::string& what, const char* why) {
       throw usage_error("--space-sharing cannot be combined with " + what + " (" + why + ")");
@@ -542,7 +542,9 @@ int run(int argc, char** argv) {
   o.heterogeneity_agnostic = args.agnostic;
   o.water_filling = args.water_filling;
   o.class_lp_max_classes = args.class_lp_max_classes;
-  o.pairing.min_combined_throughput = args.pair_threshold;
+  const bool fifo = o.policy == pc::policy_kind::fifo;
+  if (args.pair_threshold >= 0.0)
+    (fifo ? o.pairing.fifo_threshold : o.pairing.min_combined_throughput) = args.pair_threshold;
   o.slo_floors = args.slo_floors;
   if (!args.gpu_cost.empty()) o.gpu_cost = parse_costs(args.gpu_cost, cluster);
   o.tolerance = args.tolerance;
@@ -684,7 +686,9 @@ int run(int argc, char** argv) {
     out += ",\n  ";
     if (a.space_sharing) {
       append_key(out, "pair_threshold");
-      json::append_number(out, o.pairing.min_combined_throughput);
+      json::append_number(out, o.policy == pc::policy_kind::fifo
+                                   ? o.pairing.fifo_threshold
+                                   : o.pairing.min_combined_throughput);
       out += ",\n  ";
     }
     append_key(out, "core_solves");

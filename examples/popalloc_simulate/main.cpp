@@ -73,7 +73,8 @@ Policy:
   --pop K                POP with K parts (default 1)
   --space-sharing        Gavel's packed policies: two jobs of the same scale factor may share
                          GPUs at their co-located throughputs (max-min-fairness, plain or
-                         with --water-filling, or max-throughput; not with
+                         with --water-filling, max-throughput, or fifo: Gavel's packed FIFO
+                         with its threshold 1.5; not with
                          --heterogeneity-agnostic).
                          Needs the co-located entries of --throughputs FILE; without it the
                          shipped share/popalloc/gavel/simulation_throughputs.json is read.
@@ -225,9 +226,10 @@ settings interpret(const given_options& given) {
     // Packed min makespan is exact over classes of jobs with equal remaining steps; in a
     // simulation every active job has its own, and the class LP grows with their square.
     if (s.policy.policy != pc::policy_kind::max_min_fairness &&
-        s.policy.policy != pc::policy_kind::max_throughput)
-      usage_error(std::string("--space-sharing runs --policy max-min-fairness or max-throughput, "
-                              "not ") +
+        s.policy.policy != pc::policy_kind::max_throughput &&
+        s.policy.policy != pc::policy_kind::fifo)
+      usage_error(std::string("--space-sharing runs --policy max-min-fairness, max-throughput or "
+                              "fifo, not ") +
                   pc::to_string(s.policy.policy));
     if (s.policy.heterogeneity_agnostic)
       usage_error(

@@ -248,11 +248,20 @@ assert p["objective"] <= p["dual_bound"] <= p["objective"] * (1 + 1e-9), (p["obj
 assert p["objective"] >= u["objective"] * (1 - 1e-4), (p["objective"], u["objective"])
 print(f"{p['slo']['jobs']} floors met; throughput {p['objective']:.2f} with sharing, {u['objective']:.2f} without")
 PY
+check "space sharing: packed FIFO" "$prog" --jobs 40 --seed 2 --single-gpu --cluster v100:4,p100:4,k80:4 \
+  --space-sharing --policy fifo --pair-threshold 1.2 --output "$scratch/packed_fifo.json" --quiet
+check "space sharing: packed FIFO output" python3 -c "
+import json; r = json.load(open('$scratch/packed_fifo.json'))
+assert r['policy'] == 'fifo' and r['pair_threshold'] == 1.2 and r['pairs'], r.get('pairs')
+assert all(q['fraction'] == 1 for q in r['pairs'])
+busy = [j['id'] for j in r['jobs'] if sum(j['allocation'].values()) > 0]
+paired = [q[k] for q in r['pairs'] for k in ('first', 'second')]
+assert len(set(busy + paired)) == len(busy) + len(paired), 'a job in two places'"
 expect_one_line() { # code, stderr pattern, args...: as expect_code, and the error is one line
   expect_code "$@"
   [ "$(wc -l < "$scratch/err.txt")" -eq 1 ] || fail "not one line: $(cat "$scratch/err.txt")"
 }
-expect_one_line 2 "--space-sharing runs --policy max-min-fairness, min-makespan, finish-time-fairness or max-throughput, not proportional-fairness" \
+expect_one_line 2 "--space-sharing runs --policy max-min-fairness, min-makespan, finish-time-fairness, max-throughput or fifo, not proportional-fairness" \
   --space-sharing --policy proportional-fairness
 expect_one_line 2 "class LP too large to solve densely .*split the jobs with POP" --jobs 300 \
   --cluster v100:64,p100:64,k80:64 --space-sharing --policy min-makespan

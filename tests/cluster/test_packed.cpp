@@ -229,6 +229,88 @@ TEST_CASE("packed: SLO floors on Gavel jobs: met, never below the unpacked optim
   CHECK(binding >= 2);
 }
 
+TEST_CASE("packed: FIFO packs queued jobs onto running ones above the threshold, in order") {
+  // One V100: a runs (it arrived first); b joins it where 0.8 / 1 + 1.5 / 2 = 1.55 > 1.5.
+  const auto c = pc::parse_cluster("v100:1");
+  pc::policy_options o;
+  o.policy = pc::policy_kind::fifo;
+  {
+    const auto t = toy_table(0.8, 1.5);
+    const auto jobs = toy_jobs(t, c, {"a", "b"});
+    const auto packed = pc::allocate_packed(jobs, c, t, o);
+    REQUIRE(packed.pairs.size() == 1);
+    CHECK(packed.pairs[0].first == 0);
+    CHECK(packed.pairs[0].second == 1);
+    CHECK(packed.pairs[0].fraction == 1.0);
+    CHECK(packed.fraction.sum() == 0.0);
+    CHECK(packed.effective_throughput[0] == doctest::Approx(0.8));
+    CHECK(packed.effective_throughput[1] == doctest::Approx(1.5));
+    check_packed_feasible(jobs, c, packed);
+    // Above Gavel's threshold only: at 1.6 b waits, and a runs alone.
+    o.pairing.fifo_threshold = 1.6;
+    const auto waiting = pc::allocate_packed(jobs, c, t, o);
+    CHECK(waiting.pairs.empty());
+    CHECK(waiting.fraction(0, 0) == 1.0);
+    CHECK(waiting.fraction(1, 0) == 0.0);
+    o.pairing.fifo_threshold = 1.5;
+  }
+  // 1.4 < 1.5: no pair. And a queued job that finds no partner stops the packing, so c (which
+  // would pack with a at 1.8) does not overtake b.
+  pc::throughput_table t;
+  t.add_gpu_type("v100");
+  for (const char* name : {"a", "b", "c"}) t.set({name, 1}, "v100", 1.0);
+  t.set_pair({"a", 1}, {"b", 1}, "v100", 0.7, 0.7);
+  t.set_pair({"a", 1}, {"c", 1}, "v100", 0.9, 0.9);
+  const auto jobs = toy_jobs(t, c, {"a", "b", "c"});
+  CHECK(pc::allocate_packed(jobs, c, t, o).pairs.empty());
+  auto late_b = jobs;
+  late_b[1].arrival_time = 10.0;  // now c queues first and packs; b still waits
+  const auto packed = pc::allocate_packed(late_b, c, t, o);
+  REQUIRE(packed.pairs.size() == 1);
+  CHECK(packed.pairs[0].first == 0);
+  CHECK(packed.pairs[0].second == 2);
+  o.pairing.fifo_threshold = -1.0;
+  CHECK_THROWS_AS(pc::allocate_packed(jobs, c, t, o), popalloc::invalid_options);
+}
+
+TEST_CASE("packed: FIFO on Gavel jobs: the unpacked FIFO's jobs keep running, pairs add jobs") {
+  const auto c = pc::parse_cluster("k80:2,p100:2,v100:2");
+  std::size_t pairs = 0;
+  for (std::uint32_t seed = 1; seed <= 4; ++seed) {
+    CAPTURE(seed);
+    const auto jobs = gavel_jobs(16, 6, c, seed, 0.0);
+    pc::policy_options o;
+    o.policy = pc::policy_kind::fifo;
+    o.pairing.fifo_threshold = seed % 2 == 1 ? 1.5 : 1.1;
+    const auto unpacked = pc::allocate(jobs, c, o);
+    const auto packed = pc::allocate_packed(jobs, c, gavel_table(), o);
+    check_packed_feasible(jobs, c, packed);
+    std::vector<int> running(jobs.size(), 0);
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      running[i] = packed.fraction.row(static_cast<Eigen::Index>(i)).sum() > 0.0;
+    for (const auto& p : packed.pairs) {
+      CHECK(p.fraction == 1.0);
+      running[static_cast<std::size_t>(p.first)] += 1;
+      running[static_cast<std::size_t>(p.second)] += 1;
+      const double combined =
+          p.first_throughput / jobs[static_cast<std::size_t>(p.first)].throughput[p.gpu] +
+          p.second_throughput / jobs[static_cast<std::size_t>(p.second)].throughput[p.gpu];
+      CHECK(combined > o.pairing.fifo_threshold);
+    }
+    std::size_t ran_alone = 0, ran_packed = 0;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      CHECK(running[i] <= 1);  // every job in one place
+      const bool was_running = unpacked.fraction.row(static_cast<Eigen::Index>(i)).sum() > 0.0;
+      if (was_running) CHECK(running[i] == 1);
+      ran_alone += was_running;
+      ran_packed += static_cast<std::size_t>(running[i]);
+    }
+    CHECK(ran_packed == ran_alone + packed.pairs.size());
+    pairs += packed.pairs.size();
+  }
+  CHECK(pairs >= 4);
+}
+
 TEST_CASE("packed: max-min is never below the unpacked policy (Gavel jobs, several seeds)") {
   const auto c = pc::parse_cluster("k80:3,p100:4,v100:2");
   for (std::uint32_t seed = 1; seed <= 6; ++seed) {

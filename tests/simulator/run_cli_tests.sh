@@ -170,13 +170,17 @@ check "space sharing, max-throughput, POP-2, the shipped table: exit 0" exited 0
 run --throughputs "$DATA/simulation_throughputs.json" --cluster v100:4,p100:4,k80:4 \
   --arrival-rate 20 --jobs 30 --seed 3 --space-sharing --water-filling --output packed_wf.json --quiet
 check "space sharing with water filling: exit 0" exited 0
+run --throughputs "$DATA/simulation_throughputs.json" --cluster v100:4,p100:4,k80:4 \
+  --arrival-rate 20 --jobs 30 --seed 3 --space-sharing --policy fifo --output packed_fifo.json --quiet
+check "space sharing, packed FIFO: exit 0" exited 0
 check "space sharing: summaries" python3 - "$SCHEMAS" <<'PY'
 import json, sys
-p, u, mt, wf = (json.load(open(f"{n}.json")) for n in ("packed", "unpacked", "packed_mt", "packed_wf"))
+p, u, mt, wf, ff = (json.load(open(f"{n}.json"))
+                    for n in ("packed", "unpacked", "packed_mt", "packed_wf", "packed_fifo"))
 try:
     import jsonschema
     schema = json.load(open(f"{sys.argv[1]}/popalloc-simulate.schema.json"))
-    for r in (p, u, mt, wf):
+    for r in (p, u, mt, wf, ff):
         jsonschema.validate(r, schema, cls=jsonschema.Draft202012Validator)
 except ImportError:
     print("python3 jsonschema not found: schema validation skipped")
@@ -186,6 +190,8 @@ for r in (p, mt, wf):
     assert r["space_sharing"] is True and r["pairs_allocated"] > 0, r
     assert r["policy_calls"] > 0 and r["policy_calls_warm_started"] == r["core_solves"] == 0, r
     assert 0 < r["gpu_utilization"] <= 1 and 0 < r["avg_jct_hours"] <= r["makespan_hours"], r
+assert ff["policy"] == "fifo" and ff["status"] == "finished" and ff["jobs_finished"] == 30, ff
+assert ff["space_sharing"] is True and ff["policy_calls"] > 0, ff
 assert mt["policy"] == "max-throughput" and mt["pop_parts"] == 2
 assert mt["inputs"]["throughputs"].endswith("gavel/simulation_throughputs.json"), mt["inputs"]
 assert u["space_sharing"] is False and "pairs_allocated" not in u and u["jobs_finished"] == 30
@@ -199,7 +205,7 @@ expect_one_line() {  # expect_one_line NAME MESSAGE ARGS...: exit 2 with a one-l
   check "$name: one line" test "$(wc -l <err.txt)" -eq 1
 }
 expect_one_line "space sharing with min-makespan" \
-  "--space-sharing runs --policy max-min-fairness or max-throughput, not min-makespan" \
+  "--space-sharing runs --policy max-min-fairness, max-throughput or fifo, not min-makespan" \
   --space-sharing --policy min-makespan
 expect_one_line "space sharing with agnostic" \
   "--space-sharing cannot be combined with --heterogeneity-agnostic" --space-sharing \

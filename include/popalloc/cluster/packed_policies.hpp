@@ -279,12 +279,13 @@ inline void check_packed_jobs(const std::vector<job>& jobs, const throughput_tab
 }
 
 inline void validate_packed_options(const policy_options& o) {
-  if (o.policy != policy_kind::max_min_fairness && o.policy != policy_kind::max_throughput &&
-      o.policy != policy_kind::min_makespan && o.policy != policy_kind::finish_time_fairness)
+  if (o.policy == policy_kind::proportional_fairness || o.policy == policy_kind::isolated)
     throw invalid_options(std::string("space sharing is implemented for max-min-fairness, "
-                                      "min-makespan, finish-time-fairness and max-throughput, "
-                                      "not ") +
+                                      "min-makespan, finish-time-fairness, max-throughput and "
+                                      "fifo, not ") +
                           to_string(o.policy));
+  if (!(o.pairing.fifo_threshold >= 0.0))
+    throw invalid_options("pairing: fifo_threshold must be >= 0");
   if (o.heterogeneity_agnostic)
     throw invalid_options("space sharing is heterogeneity-aware only (Gavel's packed policies)");
   if (!o.gpu_cost.empty()) throw invalid_options("space sharing: GPU costs are not supported");
@@ -335,10 +336,66 @@ inline void solve_packed_floors(const instance& in, const combination_model& mod
   disaggregate_packed(in, model, lp, s.y, out.x, out.pairs);
 }
 
+/// Gavel's packed FIFO (`fifo_packed`): FIFO on whole GPUs (arrival order, each job on its
+/// fastest type with room), then every queued job in arrival order joins the running single job
+/// of its scale factor, on that job's type, whose normalised combined throughput with it is
+/// largest and above options.pairing.fifo_threshold; the first queued job that finds none
+/// ends the packing (no job overtakes another).
+inline packed_outcome solve_packed_fifo(const instance& in, const std::vector<job>& jobs,
+                                        const gpu_cluster& cluster, const throughput_table& table,
+                                        const policy_options& o) {
+  packed_outcome out;
+  out.x = solve_baseline(in, o).x;
+  std::vector<Eigen::Index> queue, running;
+  for (Eigen::Index i = 0; i < in.jobs(); ++i) {
+    if (!in.schedulable[static_cast<std::size_t>(i)]) continue;
+    (out.x.row(i).sum() > 0.0 ? running : queue).push_back(i);
+  }
+  std::stable_sort(queue.begin(), queue.end(),
+                   [&](Eigen::Index a, Eigen::Index b) { return in.arrival[a] < in.arrival[b]; });
+  std::vector<char> paired(static_cast<std::size_t>(in.jobs()), 0);
+  for (const Eigen::Index q : queue) {
+    const job& jq = jobs[static_cast<std::size_t>(q)];
+    double best = o.pairing.fifo_threshold;
+    Eigen::Index partner = -1, gpu = -1;
+    std::pair<double, double> shared{0.0, 0.0};
+    for (const Eigen::Index r : running) {
+      const job& jr = jobs[static_cast<std::size_t>(r)];
+      if (paired[static_cast<std::size_t>(r)] || jr.scale_factor != jq.scale_factor) continue;
+      Eigen::Index w = 0;
+      out.x.row(r).maxCoeff(&w);
+      if (!(in.true_throughput(q, w) > 0.0)) continue;
+      const auto t = table.get_pair(job_key{jr.job_type, jr.scale_factor},
+                                    job_key{jq.job_type, jq.scale_factor},
+                                    cluster.types[static_cast<std::size_t>(w)]);
+      if (!(t.first > 0.0) || !(t.second > 0.0)) continue;
+      const double combined =
+          t.first / in.true_throughput(r, w) + t.second / in.true_throughput(q, w);
+      if (combined > best) {
+        best = combined;
+        partner = r;
+        gpu = w;
+        shared = t;
+      }
+    }
+    if (partner < 0) break;
+    paired[static_cast<std::size_t>(partner)] = 1;
+    out.x.row(partner).setZero();
+    pair_share p{partner, q, static_cast<int>(gpu), 1.0, shared.first, shared.second};
+    if (p.first > p.second) {
+      std::swap(p.first, p.second);
+      std::swap(p.first_throughput, p.second_throughput);
+    }
+    out.pairs.push_back(p);
+  }
+  return out;
+}
+
 /// The packed policy on one (sub-)instance; `jobs` are its rows' jobs.
 inline packed_outcome solve_packed(const instance& in, const std::vector<job>& jobs,
                                    const gpu_cluster& cluster, const throughput_table& table,
                                    const policy_options& o) {
+  if (o.policy == policy_kind::fifo) return solve_packed_fifo(in, jobs, cluster, table, o);
   packed_outcome out;
   const bool makespan = o.policy == policy_kind::min_makespan;
   const bool finish_time = o.policy == policy_kind::finish_time_fairness;

@@ -74,6 +74,9 @@ struct pairing_options {
   /// time, at least the same throughput for both), so 1 loses nothing; Gavel's packed FIFO
   /// uses 1.5.
   double min_combined_throughput = 1.0;
+  /// Packed FIFO: a queued job joins a running one only where their normalised combined
+  /// throughput (as above) exceeds this (Gavel's packing threshold).
+  double fifo_threshold = 1.5;
   bool enabled = true;  ///< false: singles only (the packed policy is then the unpacked one)
 };
 
