@@ -158,6 +158,39 @@ inline void disaggregate_packed(const instance& in, const combination_model& mod
   spread_classes(in, model, alone, shared, x, pairs);
 }
 
+/// The class LP's data of `model`: per class the throughputs, scale and size of a member, and
+/// the class pairs as level_pair columns.
+struct packed_classes {
+  Eigen::MatrixXd throughput;
+  Eigen::VectorXd scale, count;
+  std::vector<Eigen::Index> first_member;
+  std::vector<level_pair> pairs;
+};
+
+inline packed_classes packed_class_data(const instance& in, const combination_model& model) {
+  packed_classes c;
+  const auto k = static_cast<Eigen::Index>(model.classes.size());
+  c.throughput.resize(k, in.types());
+  c.scale.resize(k);
+  c.count.resize(k);
+  for (Eigen::Index a = 0; a < k; ++a) {
+    const auto& members = model.classes[static_cast<std::size_t>(a)];
+    const Eigen::Index r = members.front();
+    c.first_member.push_back(r);
+    c.throughput.row(a) = in.model_throughput.row(r);
+    c.scale[a] = in.scale[r];
+    c.count[a] = static_cast<double>(members.size());
+  }
+  c.pairs.reserve(model.pairs.size());
+  for (const class_pair& q : model.pairs) {
+    const double s = c.scale[q.first];
+    const double upper = pair_upper(q, c.count[q.first], c.count[q.second], in.capacity[q.gpu], s);
+    c.pairs.push_back(
+        {q.first, q.second, q.gpu, s, q.first_throughput, q.second_throughput, upper});
+  }
+  return c;
+}
+
 /// Max-min fairness with water filling, or min makespan, over the classes and pairs of
 /// `model`: the class LP of the unpacked level policies (class_policies.hpp) with a column per
 /// class pair. Makespan's level is 1 / makespan, a job of class a needing throughput level x
@@ -167,95 +200,92 @@ inline void disaggregate_packed(const instance& in, const combination_model& mod
 inline class_solve packed_level_classes(const instance& in, const combination_model& model,
                                         const policy_options& o) {
   const bool makespan = o.policy == policy_kind::min_makespan;
-  const auto k = static_cast<Eigen::Index>(model.classes.size());
-  Eigen::MatrixXd throughput(k, in.types());
-  Eigen::VectorXd scale(k), count(k), coef(k);
-  for (Eigen::Index a = 0; a < k; ++a) {
-    const auto& members = model.classes[static_cast<std::size_t>(a)];
-    const Eigen::Index r = members.front();
-    for (Eigen::Index w = 0; w < in.types(); ++w) throughput(a, w) = in.model_throughput(r, w);
-    scale[a] = in.scale[r];
-    count[a] = static_cast<double>(members.size());
+  packed_classes c = packed_class_data(in, model);
+  Eigen::VectorXd coef(c.count.size());
+  for (Eigen::Index a = 0; a < coef.size(); ++a) {
+    const Eigen::Index r = c.first_member[static_cast<std::size_t>(a)];
     coef[a] = makespan ? in.remaining[r] : level_coefficient(in, r);
   }
-  std::vector<level_pair> pairs;
-  pairs.reserve(model.pairs.size());
-  for (const class_pair& q : model.pairs) {
-    const double s = scale[q.first];
-    const double upper = pair_upper(q, count[q.first], count[q.second], in.capacity[q.gpu], s);
-    pairs.push_back({q.first, q.second, q.gpu, s, q.first_throughput, q.second_throughput, upper});
-  }
-  return solve_level_classes(throughput, scale, count, coef, in.capacity, !makespan,
+  return solve_level_classes(c.throughput, c.scale, c.count, coef, in.capacity, !makespan,
                              o.water_filling_threshold, o.max_water_filling_levels,
-                             std::move(pairs));
+                             std::move(c.pairs));
+}
+
+/// One probe of packed finish-time fairness at level L (packed_finish_time_classes).
+struct finish_time_probe {
+  bool solved = false;
+  double multiple = 0.0;  ///< T(L): the largest common multiple of the requirements L c(L)
+  double bound = 0.0;     ///< B(L) >= T(L), the LP's dual bound
+  double reached = 0.0;   ///< min over classes of the level the probe's point reaches
+  Eigen::MatrixXd rows;   ///< the point: per-job rows and pair totals
+  Eigen::VectorXd pair_totals;
+  int runs = 0;
+};
+
+/// The class LP with every class a needing ET_a >= T c_a(L), c_a(L) = r_a / (D_a - t_a L),
+/// maximising T.
+inline finish_time_probe probe_finish_time(const packed_classes& c, const Eigen::VectorXd& r,
+                                           const Eigen::VectorXd& d, const Eigen::VectorXd& t,
+                                           const Eigen::VectorXd& capacity, double level) {
+  finish_time_probe out;
+  const Eigen::VectorXd coef = r.array() / (d.array() - t.array() * level);
+  class_level_lp lp(c.throughput, c.scale, c.count, coef, capacity, c.pairs);
+  Eigen::VectorXd duals;
+  out.solved = lp.maximize_level(out.multiple, out.bound, duals);
+  out.runs = lp.simplex_runs();
+  if (!out.solved) return out;
+  const Eigen::VectorXd et = lp.class_levels().cwiseProduct(coef);  // per job of each class
+  out.reached = inf();
+  for (Eigen::Index a = 0; a < et.size(); ++a)
+    out.reached = std::min(out.reached, et[a] > 0.0 ? d[a] / (t[a] + r[a] / et[a]) : 0.0);
+  out.rows = lp.per_job_rows();
+  out.pair_totals = lp.pair_totals();
+  return out;
 }
 
 /// Finish-time fairness over the classes and pairs of `model`. On the level scale L = 1 / rho,
 /// a job of class a reaches L when ET_a >= L c_a(L), c_a(L) = r_a / (D_a - t_a L). The
 /// coefficients grow with L, so no single class LP gives the optimum L*; a probe at L fixes
-/// them at c(L) and maximises the common multiple T(L) (class_level_lp). T falls as L rises
-/// and L* = T(L*), so every probe certifies both ends: its point reaches the levels
-/// level_of(ET_a) of some feasible allocation (L* >= their minimum), and L* <= max(L, B(L))
-/// with B(L) >= T(L) the probe's dual bound (L* >= L gives L* = T(L*) <= T(L)). The probes
-/// follow the secant of T(L) - L, aimed just above the estimate so that the next probe's
-/// bound closes the upper end. `bound` is the upper end on L.
+/// them at c(L) and maximises the common multiple T(L). T falls as L rises and L* = T(L*), so
+/// every probe certifies both ends: its point reaches the levels of some feasible allocation
+/// (L* >= their minimum), and L* <= max(L, B(L)) with B(L) >= T(L) the probe's dual bound
+/// (L* >= L gives L* = T(L*) <= T(L)). The probes follow the secant of T(L) - L, aimed just
+/// above the estimate so that the next probe's bound closes the upper end. `bound` is the upper
+/// end on L.
 inline class_solve packed_finish_time_classes(const instance& in, const combination_model& model,
                                               const policy_options& o) {
-  const auto k = static_cast<Eigen::Index>(model.classes.size());
-  Eigen::MatrixXd throughput(k, in.types());
-  Eigen::VectorXd scale(k), count(k), r(k), d(k), t(k);
-  double level_cap = inf();  // every level_of(ET) = D / (t + r / ET) is below D / t
+  const packed_classes c = packed_class_data(in, model);
+  const Eigen::Index k = c.count.size();
+  Eigen::VectorXd r(k), d(k), t(k);
+  double lo = 0.0, hi = inf();  // every level D / (t + r / ET) is below D / t
   for (Eigen::Index a = 0; a < k; ++a) {
-    const auto& members = model.classes[static_cast<std::size_t>(a)];
-    const Eigen::Index i = members.front();
-    throughput.row(a) = in.model_throughput.row(i);
-    scale[a] = in.scale[i];
-    count[a] = static_cast<double>(members.size());
+    const Eigen::Index i = c.first_member[static_cast<std::size_t>(a)];
     r[a] = in.remaining[i];
     d[a] = in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
     t[a] = in.elapsed[i];
-    if (t[a] > 0.0) level_cap = std::min(level_cap, d[a] / t[a]);
-  }
-  std::vector<level_pair> pairs;
-  pairs.reserve(model.pairs.size());
-  for (const class_pair& q : model.pairs) {
-    const double sa = scale[q.first];
-    const double upper = pair_upper(q, count[q.first], count[q.second], in.capacity[q.gpu], sa);
-    pairs.push_back({q.first, q.second, q.gpu, sa, q.first_throughput, q.second_throughput, upper});
+    if (t[a] > 0.0) hi = std::min(hi, d[a] / t[a]);
   }
   class_solve out;
-  double lo = 0.0, hi = level_cap;
-  double last_level = 0.0, last_excess = 0.0;  // the previous probe's L and T(L) - L
-  bool have_last = false;
-  double level = 0.0;
+  double level = 0.0, last_level = 0.0, last_excess = 0.0;  // last: the previous probe
   constexpr int max_probes = 60;
   for (int probe = 0; probe < max_probes; ++probe) {
-    const Eigen::VectorXd coef = r.array() / (d.array() - t.array() * level);
-    class_level_lp lp(throughput, scale, count, coef, in.capacity, pairs);
-    double multiple = 0.0, bound = 0.0;
-    Eigen::VectorXd duals;
-    const bool solved = lp.maximize_level(multiple, bound, duals);
-    out.runs += lp.simplex_runs();
-    if (!solved) return out;
-    hi = std::min(hi, std::max(level, bound));
-    const Eigen::VectorXd et = lp.class_levels().cwiseProduct(coef);  // per job of each class
-    double reached = inf();
-    for (Eigen::Index a = 0; a < k; ++a)
-      reached = std::min(reached, et[a] > 0.0 ? d[a] / (t[a] + r[a] / et[a]) : 0.0);
-    if (reached > lo || out.rows.size() == 0) {
-      lo = std::max(lo, reached);
-      out.rows = lp.per_job_rows();
-      out.pair_totals = lp.pair_totals();
-    }
+    finish_time_probe p = probe_finish_time(c, r, d, t, in.capacity, level);
+    out.runs += p.runs;
+    if (!p.solved) return out;
     ++out.levels;
+    hi = std::min(hi, std::max(level, p.bound));
+    if (p.reached > lo || out.rows.size() == 0) {
+      lo = std::max(lo, p.reached);
+      out.rows = std::move(p.rows);
+      out.pair_totals = std::move(p.pair_totals);
+    }
     if (hi - lo <= 0.5 * o.tolerance * lo) break;
-    const double excess = multiple - level;
-    double estimate = reached;
-    if (have_last && excess != last_excess)
+    const double excess = p.multiple - level;
+    double estimate = p.reached;
+    if (probe > 0 && excess != last_excess)
       estimate = level - excess * (level - last_level) / (excess - last_excess);
     last_level = level;
     last_excess = excess;
-    have_last = true;
     level = std::max(estimate, lo) * (1.0 + 0.25 * o.tolerance);
     if (!(level < hi)) level = 0.5 * (lo + hi);
   }
