@@ -185,7 +185,10 @@ TEST_CASE("packed: max-throughput with SLO floors (hand-computed, dropped when u
   // A deadline already passed (an infinite floor) too.
   jobs[0].slo = 0.5;
   jobs[0].elapsed_time = 60.0;
-  CHECK(pc::allocate_packed(jobs, c, t, o).slo_floors_dropped);
+  const auto passed = pc::allocate_packed(jobs, c, t, o);
+  CHECK(passed.slo_floors_dropped);
+  CHECK(passed.slo_worst_shortfall == 1.0);
+  CHECK(pc::allocate(jobs, c, o).slo_worst_shortfall == 1.0);
 }
 
 TEST_CASE("packed: SLO floors on Gavel jobs: met, never below the unpacked optimum, POP") {

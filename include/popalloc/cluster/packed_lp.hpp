@@ -46,7 +46,8 @@ struct packed_lp_solution {
   Eigen::VectorXd y;                                        ///< per column
   double value = std::numeric_limits<double>::quiet_NaN();  ///< the first objective's optimum
   double bound = std::numeric_limits<double>::quiet_NaN();  ///< certified upper bound on it
-  /// SLO floors: the level the first run reached (1: every floor met) and the held level.
+  /// The level the first run reached (max-min's optimum; with SLO floors, 1 when every floor
+  /// can be met); NaN without a level column or when that run failed.
   double level = std::numeric_limits<double>::quiet_NaN();
   bool optimal = false;
   int runs = 0;  ///< simplex runs (max-min: the level, then the fill)

@@ -2,7 +2,7 @@
 /// \file
 /// \brief Gavel's space-sharing ("packed") policies: `allocate_packed(jobs, cluster, table,
 /// options)` for max-min fairness (plain and water filling), min makespan, finish-time fairness
-/// and max-throughput (with SLO floors), with POP.
+/// and max-throughput (with SLO floors), and Gavel's packed FIFO heuristic, with POP.
 ///
 /// Jobs are grouped into classes of identical jobs and the class-level LP (packed_lp.hpp) is
 /// solved exactly; its solution is spread back over the jobs so that every job of a class gets
@@ -568,7 +568,8 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
 /// as fast as the classes are few); finish-time fairness (classes of jobs that also agree on
 /// elapsed and isolated times, one class LP per probe of the level 1 / rho, certified to
 /// options.tolerance); max-throughput (without costs; with SLO floors as for allocate(), met
-/// exactly over classes of jobs with equal floors, or dropped when they cannot all be met). The
+/// exactly over classes of jobs with equal floors, or dropped when they cannot all be met); FIFO
+/// (Gavel's packing heuristic, options.pairing.fifo_threshold; no bound). The
 /// result's `fraction` is each job's time alone, `pairs` the time shared; POP drops the pairs
 /// whose jobs land in different parts.
 /// \throws invalid_problem for invalid jobs or cluster or a job whose (type, scale factor) is
@@ -608,7 +609,7 @@ inline cluster_allocation allocate_packed(const std::vector<job>& jobs, const gp
       const double floor = in.schedulable[static_cast<std::size_t>(i)] ? in.slo_floor[i] : 0.0;
       if (!(floor > 0.0)) continue;
       ++out.slo_jobs;
-      worst = std::max(worst, (floor - model_et[i]) / floor);
+      worst = std::max(worst, detail::floor_shortfall(floor, model_et[i]));
     }
     if (out.slo_jobs > 0) {
       out.slo_floors_dropped = r.slo_floors_dropped;

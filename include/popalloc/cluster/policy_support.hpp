@@ -131,6 +131,12 @@ inline double makespan_of(const instance& in, const Eigen::VectorXd& et) {
   return out;
 }
 
+/// The relative shortfall (floor - et) / floor of an SLO floor > 0; 1 for an infinite floor (a
+/// deadline already passed: none of it can be met).
+inline double floor_shortfall(double floor, double et) {
+  return std::isfinite(floor) ? (floor - et) / floor : 1.0;
+}
+
 /// max_i rho_i = (t_i + r_i / ET_i) / D_i, D_i = C_i + r_i / ET_iso_i, over the schedulable jobs
 /// with remaining steps: the finish-time fairness objective (0 without such jobs).
 inline double finish_time_fairness_of(const instance& in, const Eigen::VectorXd& et) {

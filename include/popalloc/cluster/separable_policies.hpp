@@ -29,15 +29,15 @@
 
 namespace popalloc::cluster::detail {
 
-/// max over the jobs with a floor L_q > 0 of (L_q - ET_q) / L_q, ET_q = throughput_q . x_q
-/// (-inf when no job has a floor).
+/// max over the jobs with a floor L_q > 0 of floor_shortfall(L_q, ET_q), ET_q = throughput_q .
+/// x_q (-inf when no job has a floor).
 template <class Throughput>
 double worst_floor_shortfall(const Eigen::VectorXd& floors, const Throughput& throughput,
                              const Eigen::MatrixXd& x) {
   double worst = -HUGE_VAL;
   for (Eigen::Index q = 0; q < floors.size(); ++q)
     if (floors[q] > 0.0)
-      worst = std::max(worst, (floors[q] - throughput.row(q).dot(x.row(q))) / floors[q]);
+      worst = std::max(worst, floor_shortfall(floors[q], throughput.row(q).dot(x.row(q))));
   return worst;
 }
 
