@@ -47,6 +47,19 @@ const pc::throughput_table& gavel_table() {
   return table;
 }
 
+/// n generated jobs on Gavel's table with their steps scaled by `shrink` (short jobs: quick
+/// tests).
+std::vector<pc::job> short_stream(const pc::gpu_cluster& cluster, int n, std::uint64_t seed,
+                                  bool multi_gpu, double jobs_per_hour, double shrink) {
+  pc::generator_options g;
+  g.seed = seed;
+  g.multi_gpu = multi_gpu;
+  g.jobs_per_hour = jobs_per_hour;
+  auto rows = pc::generate_jobs(n, gavel_table(), g);
+  for (auto& row : rows) row.total_steps *= shrink;
+  return pc::jobs_from_generated(rows, gavel_table(), cluster);
+}
+
 pc::policy_options plain_max_min() {
   pc::policy_options o;
   o.water_filling = false;
@@ -98,13 +111,7 @@ TEST_CASE("space sharing: two jobs that share losslessly finish together in exac
 
 TEST_CASE("space sharing: a generated stream on Gavel's table finishes every job exactly") {
   const auto cluster = pc::parse_cluster("v100:8,p100:8,k80:8");
-  pc::generator_options g;
-  g.seed = 5;
-  g.multi_gpu = true;
-  g.jobs_per_hour = 40.0;
-  auto rows = pc::generate_jobs(60, gavel_table(), g);
-  for (auto& row : rows) row.total_steps *= 0.05;  // short jobs: a quick test
-  const auto jobs = pc::jobs_from_generated(rows, gavel_table(), cluster);
+  const auto jobs = short_stream(cluster, 60, 5, true, 40.0, 0.05);
   const auto sim_jobs = pc::to_sim_jobs(jobs);
   const pc::packed_policy_adapter policy(jobs, cluster, gavel_table(), plain_max_min());
   pc::simulator_options o;
@@ -134,13 +141,7 @@ TEST_CASE("space sharing: a generated stream on Gavel's table finishes every job
 
 TEST_CASE("space sharing: finish-time fairness over a stream, with the jobs' history") {
   const auto cluster = pc::parse_cluster("v100:3,p100:3,k80:3");
-  pc::generator_options g;
-  g.seed = 9;
-  g.multi_gpu = false;
-  g.jobs_per_hour = 120.0;
-  auto rows = pc::generate_jobs(16, gavel_table(), g);
-  for (auto& row : rows) row.total_steps *= 0.02;
-  const auto jobs = pc::jobs_from_generated(rows, gavel_table(), cluster);
+  const auto jobs = short_stream(cluster, 16, 9, false, 120.0, 0.02);
   const auto sim_jobs = pc::to_sim_jobs(jobs);
   pc::policy_options f;
   f.policy = pc::policy_kind::finish_time_fairness;

@@ -247,8 +247,7 @@ inline policy_outcome solve_level_policy(const instance& in, const policy_option
     Eigen::VectorXd d(r.size()), t(r.size());
     for (std::size_t q = 0; q < rows.size(); ++q) {
       const Eigen::Index i = rows[q];
-      d[static_cast<Eigen::Index>(q)] =
-          in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
+      d[static_cast<Eigen::Index>(q)] = isolated_finish_time(in, i);
       t[static_cast<Eigen::Index>(q)] = in.elapsed[i];
     }
     p.target = [r, d, t](Eigen::Index i, double level) {

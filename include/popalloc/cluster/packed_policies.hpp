@@ -52,6 +52,15 @@ struct packed_outcome {
   bool slo_floors_dropped = false;  ///< max-throughput: the floors could not all be met
 };
 
+/// `p` with first < second (the throughputs follow their jobs).
+inline pair_share ordered(pair_share p) {
+  if (p.first > p.second) {
+    std::swap(p.first, p.second);
+    std::swap(p.first_throughput, p.second_throughput);
+  }
+  return p;
+}
+
 /// Spreads `total` pair time of (a, b) on `gpu` over the jobs: every job of a gets total / n_a,
 /// every job of b total / n_b (north-west corner rule, at most n_a + n_b - 1 pairs); inside one
 /// class a cycle m_0 - m_1 - ... - m_0 gives every job 2 total / n_a.
@@ -261,7 +270,7 @@ inline class_solve packed_finish_time_classes(const instance& in, const combinat
   for (Eigen::Index a = 0; a < k; ++a) {
     const Eigen::Index i = c.first_member[static_cast<std::size_t>(a)];
     r[a] = in.remaining[i];
-    d[a] = in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
+    d[a] = isolated_finish_time(in, i);
     t[a] = in.elapsed[i];
     if (t[a] > 0.0) hi = std::min(hi, d[a] / t[a]);
   }
@@ -411,12 +420,8 @@ inline packed_outcome solve_packed_fifo(const instance& in, const std::vector<jo
     if (partner < 0) break;
     paired[static_cast<std::size_t>(partner)] = 1;
     out.x.row(partner).setZero();
-    pair_share p{partner, q, static_cast<int>(gpu), 1.0, shared.first, shared.second};
-    if (p.first > p.second) {
-      std::swap(p.first, p.second);
-      std::swap(p.first_throughput, p.second_throughput);
-    }
-    out.pairs.push_back(p);
+    out.pairs.push_back(
+        ordered({partner, q, static_cast<int>(gpu), 1.0, shared.first, shared.second}));
   }
   return out;
 }
@@ -537,11 +542,7 @@ inline packed_outcome solve_packed_pop(const instance& in, const std::vector<job
     for (pair_share p : part.pairs) {
       p.first = rows[static_cast<std::size_t>(p.first)];
       p.second = rows[static_cast<std::size_t>(p.second)];
-      if (p.first > p.second) {
-        std::swap(p.first, p.second);
-        std::swap(p.first_throughput, p.second_throughput);
-      }
-      out.pairs.push_back(p);
+      out.pairs.push_back(ordered(p));
     }
     out.optimal = out.optimal && part.optimal;
     out.slo_floors_dropped = out.slo_floors_dropped || part.slo_floors_dropped;
@@ -604,13 +605,7 @@ inline cluster_allocation allocate_packed(const std::vector<job>& jobs, const gp
   out.effective_throughput = detail::packed_throughput(in.true_throughput, r.x, r.pairs);
   out.proportional_throughput = in.proportional_true;
   if (options.policy == policy_kind::max_throughput && options.slo_floors) {
-    double worst = -HUGE_VAL;
-    for (Eigen::Index i = 0; i < in.jobs(); ++i) {
-      const double floor = in.schedulable[static_cast<std::size_t>(i)] ? in.slo_floor[i] : 0.0;
-      if (!(floor > 0.0)) continue;
-      ++out.slo_jobs;
-      worst = std::max(worst, detail::floor_shortfall(floor, model_et[i]));
-    }
+    const double worst = detail::applied_floor_shortfall(in, model_et, out.slo_jobs);
     if (out.slo_jobs > 0) {
       out.slo_floors_dropped = r.slo_floors_dropped;
       out.slo_worst_shortfall = worst;

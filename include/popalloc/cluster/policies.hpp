@@ -231,14 +231,9 @@ inline cluster_allocation allocate(const std::vector<job>& jobs, const gpu_clust
   out.prices = result.prices;
   out.slo_floors_dropped = result.slo_floors_dropped;
   const Eigen::Index n = in.jobs();
-  if (slo_floors) {
-    Eigen::VectorXd floors = in.slo_floor;  // the floors the policy applied: schedulable jobs'
-    for (Eigen::Index i = 0; i < n; ++i)
-      if (!in.schedulable[static_cast<std::size_t>(i)]) floors[i] = 0.0;
-    out.slo_jobs = (floors.array() > 0.0).count();
-    out.slo_worst_shortfall =
-        detail::worst_floor_shortfall(floors, in.model_throughput, out.fraction);
-  }
+  if (slo_floors)
+    out.slo_worst_shortfall = detail::applied_floor_shortfall(
+        in, detail::effective_throughput(in, out.fraction), out.slo_jobs);
   out.effective_throughput.resize(n);
   out.normalized_throughput.resize(n);
   out.proportional_throughput = in.proportional_true;

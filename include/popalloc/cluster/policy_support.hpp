@@ -137,14 +137,34 @@ inline double floor_shortfall(double floor, double et) {
   return std::isfinite(floor) ? (floor - et) / floor : 1.0;
 }
 
-/// max_i rho_i = (t_i + r_i / ET_i) / D_i, D_i = C_i + r_i / ET_iso_i, over the schedulable jobs
-/// with remaining steps: the finish-time fairness objective (0 without such jobs).
+/// The worst floor_shortfall over the schedulable jobs with an SLO floor, given every job's ET
+/// (-inf when none has a floor); `jobs` gets their number.
+inline double applied_floor_shortfall(const instance& in, const Eigen::VectorXd& et,
+                                      std::int64_t& jobs) {
+  double worst = -HUGE_VAL;
+  jobs = 0;
+  for (Eigen::Index i = 0; i < in.jobs(); ++i) {
+    if (!in.schedulable[static_cast<std::size_t>(i)] || !(in.slo_floor[i] > 0.0)) continue;
+    ++jobs;
+    worst = std::max(worst, floor_shortfall(in.slo_floor[i], et[i]));
+  }
+  return worst;
+}
+
+/// D_i = C_i + r_i / ET_iso_i: job i's finish time at its isolated share, the denominator of
+/// its finish-time fairness rho_i = (t_i + r_i / ET_i) / D_i.
+inline double isolated_finish_time(const instance& in, Eigen::Index i) {
+  return in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
+}
+
+/// max_i rho_i = (t_i + r_i / ET_i) / D_i over the schedulable jobs with remaining steps: the
+/// finish-time fairness objective (0 without such jobs).
 inline double finish_time_fairness_of(const instance& in, const Eigen::VectorXd& et) {
   double out = 0.0;
   for (Eigen::Index i = 0; i < in.jobs(); ++i) {
     if (!in.schedulable[static_cast<std::size_t>(i)] || !(in.remaining[i] > 0.0)) continue;
-    const double d = in.isolated_time[i] + in.remaining[i] / in.isolated_throughput[i];
-    out = std::max(out, et[i] > 0.0 ? (in.elapsed[i] + in.remaining[i] / et[i]) / d : inf());
+    const double rho = (in.elapsed[i] + in.remaining[i] / et[i]) / isolated_finish_time(in, i);
+    out = std::max(out, et[i] > 0.0 ? rho : inf());
   }
   return out;
 }
