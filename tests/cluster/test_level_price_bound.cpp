@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include <popalloc/cluster/level_bisection.hpp>
+#include <popalloc/cluster/level_crossover.hpp>
 #include <popalloc/cluster/level_price_bound.hpp>
 
 namespace pc = popalloc::cluster;
@@ -27,6 +29,8 @@ pc::level_problem linear_levels(Eigen::MatrixXd a, Eigen::VectorXd scale, Eigen:
                std::numeric_limits<double>::infinity());
   p.target = [c](Eigen::Index i, double level) { return level * c[static_cast<std::size_t>(i)]; };
   p.level_of = [c](Eigen::Index i, double et) { return et / c[static_cast<std::size_t>(i)]; };
+  p.linear_coefficient =
+      Eigen::Map<const Eigen::VectorXd>(c.data(), static_cast<Eigen::Index>(c.size()));
   return p;
 }
 
@@ -88,4 +92,68 @@ TEST_CASE("the dual value at fixed prices is nonincreasing in the level and prov
   CHECK(pc::price_level_bound(p, -prices, 1.2, 0.0, 1.2, 1e-12) == 1.2);
   CHECK(pc::price_level_bound(p, prices, 1.2, 0.0, std::numeric_limits<double>::infinity(),
                               1e-12) == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("the linear bound: GPUs' worth over what the level costs every job at its cheapest") {
+  // The two jobs above: job 0 needs 2 L on type 0 (A = 2), job 1 needs L on type 1 (A = 1).
+  Eigen::MatrixXd a(2, 2);
+  a << 2.0, 0.0, 0.0, 1.0;
+  pc::level_problem p =
+      linear_levels(a, Eigen::VectorXd::Ones(2), Eigen::VectorXd::Ones(2), {2.0, 1.0});
+  Eigen::VectorXd prices(2);
+  // (0.5, 0.5): p.n = 1, job 0 pays 2 x 0.5 / 2 = 0.5 per level, job 1 pays 0.5: L <= 1.
+  prices << 0.5, 0.5;
+  CHECK(pc::linear_level_bound(p, prices) >= 1.0);
+  CHECK(pc::linear_level_bound(p, prices) == doctest::Approx(1.0).epsilon(1e-12));
+  // (1, 0): job 1 pays nothing, job 0 pays 1 per level, p.n = 1: L <= 1 again.
+  prices << 1.0, 0.0;
+  CHECK(pc::linear_level_bound(p, prices) == doctest::Approx(1.0).epsilon(1e-12));
+  // (1, 3): p.n = 4, the jobs pay 1 + 3 per level: still exact (both types are needed).
+  prices << 1.0, 3.0;
+  CHECK(pc::linear_level_bound(p, prices) == doctest::Approx(1.0).epsilon(1e-12));
+  // Prices no job pays prove nothing; so do bad or mismatched prices, and a nonlinear problem.
+  CHECK(pc::linear_level_bound(p, Eigen::VectorXd::Zero(2)) ==
+        std::numeric_limits<double>::infinity());
+  CHECK(pc::linear_level_bound(p, -prices) == std::numeric_limits<double>::infinity());
+  CHECK(pc::linear_level_bound(p, Eigen::VectorXd::Ones(3)) ==
+        std::numeric_limits<double>::infinity());
+  // A job that holds GPUs but has no open type cannot run: level 0.
+  p.capacity << 1.0, 0.0;
+  CHECK(pc::linear_level_bound(p, prices) == 0.0);
+  p.linear_coefficient.resize(0);
+  CHECK(pc::linear_level_bound(p, prices) == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("the crossover refuses what it cannot restrict, and is exact on a hand case") {
+  // Job 0 runs at 2 on type 0 and 1 on type 1 (k = 1), job 1 at 1 on either (k = 1/2); one GPU
+  // of type 0, half of type 1. At prices (1, 1) job 0 is clearly cheapest on type 0 and job 1
+  // ties. Optimum: job 1 takes type 1 whole and the rest from type 0: L/2 + (L/2 - 1/2) <= 1,
+  // L = 3/2 (both jobs within their time).
+  Eigen::MatrixXd a(2, 2);
+  a << 2.0, 1.0, 1.0, 1.0;
+  Eigen::VectorXd capacity(2);
+  capacity << 1.0, 0.5;
+  pc::level_problem p = linear_levels(a, Eigen::VectorXd::Ones(2), capacity, {1.0, 0.5});
+  Eigen::VectorXd prices(2);
+  prices << 1.0, 1.0;
+  const pc::level_crossover cross = pc::crossover_level(p, prices, 2.0);
+  REQUIRE(cross.ok);
+  CHECK(cross.level == doctest::Approx(1.5).epsilon(1e-12));
+  CHECK(pc::achieved_level(p, pc::levels_of(p, cross.x)) == doctest::Approx(1.5).epsilon(1e-12));
+  CHECK(cross.x(0, 1) == 0.0);  // job 0 stays on its cheapest type
+  CHECK(cross.x(1, 1) == doctest::Approx(0.5).epsilon(1e-12));
+  // Job 1 is indifferent at the optimum, so the GPUs' duals are equal and certify 3/2.
+  CHECK(pc::linear_level_bound(p, cross.prices) == doctest::Approx(1.5).epsilon(1e-12));
+  CHECK(pc::linear_level_bound(p, cross.prices) >= 1.5);
+  // Not linear, capped, or prices that are all 0, negative or of the wrong size: refused.
+  CHECK_FALSE(pc::crossover_level(p, Eigen::VectorXd::Zero(2), 2.0).ok);
+  CHECK_FALSE(pc::crossover_level(p, -prices, 2.0).ok);
+  CHECK_FALSE(pc::crossover_level(p, Eigen::VectorXd::Ones(3), 2.0).ok);
+  CHECK_FALSE(pc::crossover_level(p, prices, std::numeric_limits<double>::infinity()).ok);
+  pc::level_problem capped = p;
+  capped.cap[0] = 0.5;
+  CHECK_FALSE(pc::crossover_level(capped, prices, 2.0).ok);
+  pc::level_problem nonlinear = p;
+  nonlinear.linear_coefficient.resize(0);
+  CHECK_FALSE(pc::crossover_level(nonlinear, prices, 2.0).ok);
 }

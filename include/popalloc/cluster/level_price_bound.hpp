@@ -152,6 +152,57 @@ inline level_dual level_dual_value(const level_problem& p, const Eigen::VectorXd
   return fixed_price_dual(p, prices, weight_level).at(level);
 }
 
+/// \brief For a linear level problem (tau_i(L) = k_i L, p.linear_coefficient), the level that
+/// `prices` bound directly: a feasible L pays at least s_i k_i L min_w p_w / A_iw for job i
+/// (open types only), and the GPUs are worth p.n, so
+///     L <= p.n / sum_i s_i k_i min_w (p_w / A_iw).
+/// Exact at the optimal prices when no job's time binds. Rounded up; +inf when it proves
+/// nothing (no linear coefficients, or prices that no job pays).
+inline double linear_level_bound(const level_problem& p, const Eigen::VectorXd& prices) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const Eigen::Index n = p.throughput.rows(), m = p.throughput.cols();
+  if (p.linear_coefficient.size() != n || prices.size() != m || !prices.allFinite() ||
+      (prices.array() < 0.0).any())
+    return inf;
+  double paid = 0.0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double need = p.scale[i] * p.linear_coefficient[i];
+    if (!(need > 0.0)) continue;
+    double cheapest = inf;
+    for (Eigen::Index w = 0; w < m; ++w)
+      if (p.throughput(i, w) > 0.0 && p.capacity[w] > 0.0)
+        cheapest = std::min(cheapest, prices[w] / p.throughput(i, w));
+    if (!std::isfinite(cheapest)) return 0.0;  // holds GPUs but has no open type: level 0
+    paid += need * cheapest;
+  }
+  if (!(paid > 0.0)) return inf;
+  // Every term and the sums carry a relative rounding of at most (n + m + 4) eps.
+  const double rounding =
+      4.0 * static_cast<double>(n + m + 4) * std::numeric_limits<double>::epsilon();
+  return prices.dot(p.capacity) / paid * (1.0 + rounding);
+}
+
+/// \brief `prices` scaled so that at `level` every job's marginal cost, p_w s_i tau_i / A_iw on
+/// any type it can use, is at most half a unit of relative deficit: with weights from a level
+/// at or below `level` (each at least 1 there), D(level) then counts every job as meeting its
+/// requirement wherever it can, at its cheapest (time included), and D < 0 says exactly that the
+/// requirements cost more than the GPUs are worth at these prices.
+inline Eigen::VectorXd below_deficit_weights(const level_problem& p, const Eigen::VectorXd& prices,
+                                             double level) {
+  double dearest = 0.0;
+  for (Eigen::Index i = 0; i < p.throughput.rows(); ++i) {
+    const double cap = p.cap.empty() ? std::numeric_limits<double>::infinity()
+                                     : p.cap[static_cast<std::size_t>(i)];
+    const double tau = p.target(i, std::min(level, cap));
+    if (!(tau > 0.0) || !std::isfinite(tau)) continue;
+    for (Eigen::Index w = 0; w < p.throughput.cols(); ++w)
+      if (p.throughput(i, w) > 0.0)
+        dearest = std::max(dearest, prices[w] * p.scale[i] * tau / p.throughput(i, w));
+  }
+  return dearest > 0.0 && std::isfinite(dearest) ? Eigen::VectorXd(prices * (0.5 / dearest))
+                                                 : prices;
+}
+
 /// \brief The smallest level in [lower, upper] that `prices` (from a probe at `weight_level`)
 /// prove infeasible, to a relative width `tolerance`; `upper` itself when they prove nothing
 /// below it (or are not a price vector of p).

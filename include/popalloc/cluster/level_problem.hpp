@@ -24,6 +24,9 @@ struct level_problem {
   std::function<double(Eigen::Index, double)> target;
   /// level_i(ET): the level job i reaches with throughput ET; nondecreasing in ET.
   std::function<double(Eigen::Index, double)> level_of;
+  /// k_i where tau_i(L) = k_i L for every job (max-min fairness, minimum makespan), which
+  /// enables the crossover (cluster/level_crossover.hpp); empty otherwise.
+  Eigen::VectorXd linear_coefficient;
 };
 
 }  // namespace popalloc::cluster
