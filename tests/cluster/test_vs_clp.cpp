@@ -136,6 +136,22 @@ double lp_job_headroom(const pc::instance& in, const std::vector<double>& frozen
   return lp.solve();
 }
 
+/// Plain max-min's level problem on every job of `in` (no job frozen): ET_i >= L w_i P_i / s_i.
+pc::level_problem max_min_level_problem(const pc::instance& in) {
+  pc::level_problem p;
+  p.throughput = in.model_throughput;
+  p.scale = in.scale;
+  p.capacity = in.capacity;
+  p.cap.assign(static_cast<std::size_t>(in.jobs()), kInf);
+  Eigen::VectorXd c(in.jobs());
+  for (Eigen::Index i = 0; i < in.jobs(); ++i)
+    c[i] = in.weight[i] * in.proportional[i] / in.scale[i];
+  p.target = [c](Eigen::Index i, double level) { return level * c[i]; };
+  p.level_of = [c](Eigen::Index i, double et) { return et / c[i]; };
+  p.linear_coefficient = c;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("max-min fairness equals the CLP epigraph LP (objective within 1e-6)") {
@@ -214,15 +230,7 @@ TEST_CASE("a probe's prices prove only infeasible levels, and mostly levels belo
     pc::policy_options o;
     o.water_filling = false;
     const pc::instance in = pc::prepare_instance(jobs, cluster, o);
-    pc::level_problem p;
-    p.throughput = in.model_throughput;
-    p.scale = in.scale;
-    p.capacity = in.capacity;
-    Eigen::VectorXd c(in.jobs());
-    for (Eigen::Index i = 0; i < in.jobs(); ++i)
-      c[i] = in.weight[i] * in.proportional[i] / in.scale[i];
-    p.target = [c](Eigen::Index i, double level) { return level * c[i]; };
-    p.level_of = [c](Eigen::Index i, double et) { return et / c[i]; };
+    pc::level_problem p = max_min_level_problem(in);
     for (const bool capped : {false, true}) {
       // Capped: every third job frozen at half the free optimum, as water filling does.
       std::vector<double> frozen(jobs.size(), std::nan(""));
@@ -270,17 +278,7 @@ TEST_CASE("the crossover from a probe's prices is feasible and reaches the exact
       pc::policy_options o;
       o.water_filling = false;
       const pc::instance in = pc::prepare_instance(jobs, cluster, o);
-      pc::level_problem p;
-      p.throughput = in.model_throughput;
-      p.scale = in.scale;
-      p.capacity = in.capacity;
-      p.cap.assign(jobs.size(), kInf);
-      Eigen::VectorXd c(in.jobs());
-      for (Eigen::Index i = 0; i < in.jobs(); ++i)
-        c[i] = in.weight[i] * in.proportional[i] / in.scale[i];
-      p.target = [c](Eigen::Index i, double level) { return level * c[i]; };
-      p.level_of = [c](Eigen::Index i, double et) { return et / c[i]; };
-      p.linear_coefficient = c;
+      const pc::level_problem p = max_min_level_problem(in);
       const double exact = lp_max_min(in, std::vector<double>(jobs.size(), std::nan("")));
       REQUIRE(std::isfinite(exact));
       for (const double above : {1.1, 1.001}) {
