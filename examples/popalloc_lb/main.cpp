@@ -73,18 +73,25 @@ Options:
   --time-limit T      milp: wall-clock seconds per MILP solve (default 60). Every CBC solve
                       runs in a child process: killed when it overruns the limit (plus max(1 s,
                       5%)), and a crash of CBC becomes the round's solver status, not the end of
-                      popalloc-lb. price: wall-clock seconds per LP relaxation (per POP part;
-                      default none), the rounding and repair run after it
+                      popalloc-lb. price with --relaxation core: wall-clock seconds per LP
+                      relaxation (per POP part; default none), the rounding and repair run
+                      after it
   --milp-start KIND   milp: price (default; the price solver's placement as MIP start, its time
                       counted in the round's seconds) or none
+  --relaxation KIND   price: flow (default): the LP relaxation reduced to what the holding
+                      servers keep of the moving shards, solved exactly by a greedy augmenting
+                      flow; core: the relaxation over holding servers and receivers solved by
+                      popalloc's price-discovery core to --tolerance
   --tolerance TOL     price: relative duality gap of the LP relaxation, 0 < TOL < 0.1
-                      (default 1e-4)
-  --threads T         price: OpenMP threads of the LP solve (default 0: OpenMP default)
+                      (default 1e-4; the flow's certificate is exact and must meet it too)
+  --threads T         price with --relaxation core: OpenMP threads of the LP solve (default 0:
+                      OpenMP default)
   --output FILE       JSON (share/popalloc/schemas/popalloc-lb.schema.json,
                       docs/output-format.md): schema_version, program, popalloc_version,
-                      command_line, inputs, status, seconds, solver, pop_parts, rounds [{round,
-                      shards_moved, max_load_deviation, seconds, cpu_seconds, exponent, status,
-                      solver_status, placement_from, message}], avg_shards_moved, avg_seconds,
+                      command_line, inputs, status, seconds, solver, relaxation, pop_parts,
+                      rounds [{round, shards_moved, max_load_deviation, seconds, cpu_seconds,
+                      exponent, status, solver_status, placement_from, message}],
+                      avg_shards_moved, avg_seconds,
                       avg_cpu_seconds, worst_load_deviation (over the counted rounds),
                       solver_status_rounds, and the settings
   --placement FILE    your shards and where they live, as CSV: a header naming the columns
@@ -131,7 +138,7 @@ constexpr option_spec kOptions[] = {
     {"shards", true},        {"servers", true},    {"rounds", true},    {"skip", true},
     {"solver", true},        {"pop", true},        {"epsilon", true},   {"max-memory", true},
     {"mip-gap", true},       {"milp-start", true}, {"tolerance", true}, {"placement", true},
-    {"new-placement", true},
+    {"new-placement", true}, {"relaxation", true},
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -148,6 +155,7 @@ const popalloc_cli::value_reader read_value{usage_error};
 struct settings {
   long long shards = 1024, servers = 128, rounds = 100, skip = 20, seed = 42;
   std::string solver = "price";
+  lb::relaxation_method relaxation = lb::relaxation_method::keep_flow;
   int pop = 1;
   double epsilon = 0.05, max_memory = 16.0, mip_gap = 0.05, time_limit = 60.0, tolerance = 1e-4;
   bool milp_start = true;
@@ -186,14 +194,16 @@ void check_sizes(settings& s, double total_memory) {
   if (from_file && s.servers > kMaxServers)
     usage_error(servers + " are more than " + std::to_string(kMaxServers));
   if (s.pop > s.servers) usage_error("--pop (" + std::to_string(s.pop) + ") must be <= " + servers);
-  // The LP relaxation has up to a column per server of a part, and the core's Newton system is
+  // The core's relaxation has up to a column per server of a part, and its Newton system is
   // columns x columns: 16384 columns already take 2 GiB, more cannot be solved in memory.
   constexpr long long kMaxLpServers = 16384;
   const long long part_servers = (s.servers + s.pop - 1) / s.pop;
-  if (s.solver != "greedy" && part_servers > kMaxLpServers)
-    usage_error("--solver " + s.solver + " solves an LP with up to a column per server: " +
+  if (s.solver != "greedy" && s.relaxation == lb::relaxation_method::core &&
+      part_servers > kMaxLpServers)
+    usage_error("--relaxation core solves an LP with up to a column per server: " +
                 std::to_string(part_servers) + " servers per part is more than " +
-                std::to_string(kMaxLpServers) + " (use --pop K to split them, or --solver greedy)");
+                std::to_string(kMaxLpServers) +
+                " (use --relaxation flow, --pop K to split them, or --solver greedy)");
   if (s.servers > s.shards)
     usage_error(servers + " must be no more than " + shards +
                 ": a server reaches the load band only through a replica, so with more servers "
@@ -237,6 +247,11 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
     if (*v != "milp" && *v != "price" && *v != "greedy")
       usage_error("--solver must be milp, price or greedy (got '" + *v + "')");
     s.solver = *v;
+  }
+  if (auto v = get("relaxation")) {
+    if (*v != "flow" && *v != "core")
+      usage_error("--relaxation must be flow or core (got '" + *v + "')");
+    s.relaxation = *v == "flow" ? lb::relaxation_method::keep_flow : lb::relaxation_method::core;
   }
   if (auto v = get("pop")) s.pop = read_value.integer(*v, "--pop", 1);
   if (auto v = get("epsilon"))
@@ -291,7 +306,11 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
   };
   if (s.solver != "milp") ignored({"mip-gap", "milp-start"}, "--solver milp");
   if (s.solver == "greedy")
-    ignored({"tolerance", "threads", "time-limit"}, "--solver price and milp");
+    ignored({"tolerance", "threads", "time-limit", "relaxation"}, "--solver price and milp");
+  else if (s.relaxation == lb::relaxation_method::keep_flow && s.solver == "price")
+    ignored({"threads", "time-limit"}, "--relaxation core");
+  else if (s.relaxation == lb::relaxation_method::keep_flow)
+    ignored({"threads"}, "--relaxation core");
   // Test hook of the CBC isolation (tests/lb/run_lb_cli_tests.sh); deliberately not an option.
   if (const char* fault = std::getenv("POPALLOC_LB_MILP_FAULT"); fault != nullptr && *fault) {
     if (!parse_milp_fault(fault, s.fault))
@@ -390,6 +409,7 @@ lb::placement normalised(const lb::placement& p) {
 lb::price_options price_options_of(const settings& s, popalloc_cli::progress_state& latest) {
   const bool quiet = s.verbosity == popalloc_cli::verbosity::quiet;
   lb::price_options price;
+  price.relaxation = s.relaxation;
   price.solver.relative_gap = s.tolerance;
   price.solver.threads = s.threads;
   // For --solver milp the limit is CBC's; its MIP start keeps an unlimited LP.
@@ -397,7 +417,10 @@ lb::price_options price_options_of(const settings& s, popalloc_cli::progress_sta
   if (!quiet)
     price.callback = [&latest](const lb::progress& p) {
       char text[160];
-      if (p.stage == lb::stage::lp)
+      if (p.stage == lb::stage::lp && p.lp_iterations == 0)
+        std::snprintf(text, sizeof text, "keep LP of %zu shards x %zu servers solved, gap %.2e",
+                      p.lp_shards, p.lp_servers, p.lp_relative_gap);
+      else if (p.stage == lb::stage::lp)
         std::snprintf(text, sizeof text, "LP of %zu shards x %zu servers, iteration %d, gap %.2e",
                       p.lp_shards, p.lp_servers, p.lp_iterations, p.lp_relative_gap);
       else if (p.lp_shards == 0)
@@ -615,6 +638,8 @@ void write_json(int argc, char** argv, const settings& s, const run_totals& tota
   // balanced: every round, skipped ones too, met the band.
   o += "  \"status\": " + quoted(all_balanced ? "balanced" : "unbalanced") +
        ",\n  \"seconds\": " + number(total_seconds) + ",\n  \"solver\": " + quoted(s.solver) +
+       ",\n  \"relaxation\": " +
+       (s.solver == "greedy" ? std::string("null") : quoted(lb::to_string(s.relaxation))) +
        ",\n  \"pop_parts\": " + std::to_string(s.pop) +
        ",\n  \"shards\": " + std::to_string(s.shards) +
        ",\n  \"servers\": " + std::to_string(s.servers) +

@@ -4,7 +4,8 @@ moving as few shards as possible.
 
 A thin layer over popalloc's C++ shard placement (include/popalloc/lb, docs/load-balancing.md),
 POP's load-balancing experiment (Narayanan et al., SOSP 2021): "price" solves the LP relaxation
-with the price-discovery core and repairs it to a placement, "greedy" is the baseline; with
+(exactly, by a greedy augmenting flow over the servers that hold the moving shards; or with the
+price-discovery core) and repairs it to a placement, "greedy" is the baseline; with
 ``parts`` > 1 the shards and servers are split POP-style and the parts solved one by one.
 """
 
@@ -64,6 +65,7 @@ def place(
     parts: int = 1,
     tolerance: float = 1e-4,
     threads: Optional[int] = None,
+    relaxation: str = "flow",
 ) -> Placement:
     """Place shards with loads ``load`` and sizes ``memory`` on ``servers`` servers.
 
@@ -77,6 +79,10 @@ def place(
         epsilon: relative half-width of the balance band around the mean load.
         method: "price" or "greedy".
         parts: POP parts (1: the whole problem).
+        tolerance: relative gap the LP relaxation's certificate must meet.
+        threads: OpenMP threads of the core's relaxation (None: OpenMP's default).
+        relaxation: "flow" (the exact keep flow) or "core" (the price-discovery core), for
+            method "price".
     """
     l = np.ascontiguousarray(np.asarray(load, dtype=np.float64))
     m = np.ascontiguousarray(np.asarray(memory, dtype=np.float64))
@@ -95,5 +101,6 @@ def place(
         int(parts),
         float(tolerance),
         0 if threads is None else int(threads),
+        str(relaxation),
     )
     return Placement(raw, l.shape[0], int(servers))

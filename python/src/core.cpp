@@ -939,7 +939,7 @@ nb::dict te_solve(const std::string& node_link_json, const std::vector<std::stri
 nb::dict lb_place(const any_array& load, const any_array& memory, int servers, double max_memory,
                   int replication, double epsilon, const std::optional<any_array>& current,
                   const std::optional<any_array>& held, const std::string& method, int parts,
-                  double relative_gap, int threads) {
+                  double relative_gap, int threads, const std::string& relaxation) {
   namespace lb = popalloc::lb;
   auto vec = [](const any_array& a, const char* what) {
     if (!has_dtype<double>(a) || a.ndim() != 1)
@@ -978,7 +978,12 @@ nb::dict lb_place(const any_array& load, const any_array& memory, int servers, d
   if (method != "price" && method != "greedy")
     throw popalloc::invalid_options("method must be 'price' or 'greedy', got '" + method + "'");
   if (parts < 1) throw popalloc::invalid_options("parts must be >= 1");
+  if (relaxation != "flow" && relaxation != "core")
+    throw popalloc::invalid_options("relaxation must be 'flow' or 'core', got '" + relaxation +
+                                    "'");
   lb::price_options options;
+  options.relaxation =
+      relaxation == "flow" ? lb::relaxation_method::keep_flow : lb::relaxation_method::core;
   options.solver.relative_gap = relative_gap;
   options.solver.threads = threads;
   lb::lb_result r;
@@ -1226,7 +1231,8 @@ NB_MODULE(_core, m) {
         "previous_prices"_a.noconvert().none() = nb::none());
   m.def("lb_place", &lb_place, "load"_a.noconvert(), "memory"_a.noconvert(), "servers"_a,
         "max_memory"_a, "replication"_a, "epsilon"_a, "current"_a.noconvert().none(),
-        "held"_a.noconvert().none(), "method"_a, "parts"_a, "relative_gap"_a, "threads"_a);
+        "held"_a.noconvert().none(), "method"_a, "parts"_a, "relative_gap"_a, "threads"_a,
+        "relaxation"_a);
 
   nb::class_<incremental_py>(m, "IncrementalSolver")
       .def(nb::init<const any_array&, const std::string&, double, double, const options_in&>(),

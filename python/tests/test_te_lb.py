@@ -162,9 +162,13 @@ def skewed(shards=64, servers=8):
 
 
 @pytest.mark.parametrize("parts", [1, 2])
-def test_load_balancing_price(parts):
+@pytest.mark.parametrize("relaxation", ["flow", "core"])
+def test_load_balancing_price(parts, relaxation):
     load, memory, current = skewed()
-    p = lb.place(load, memory, 8, max_memory=16, current=current, method="price", parts=parts)
+    p = lb.place(
+        load, memory, 8, max_memory=16, current=current, method="price", parts=parts,
+        relaxation=relaxation,
+    )
     check_placement(p, load, memory, 8, 16, 0.05)
     moved = int((p.replica & (current == 0)).sum())
     assert p.new_replicas == moved > 0
@@ -183,5 +187,7 @@ def test_load_balancing_errors():
         lb.place([1.0, np.nan], [1.0, 1.0], 2, 4.0)
     with pytest.raises(ValueError, match="method must be"):
         lb.place([1.0, 1.0], [1.0, 1.0], 2, 4.0, method="milp")
+    with pytest.raises(ValueError, match="relaxation must be"):
+        lb.place([1.0, 1.0], [1.0, 1.0], 2, 4.0, relaxation="simplex")
     with pytest.raises(ValueError, match="memory has 1 entries"):
         lb.place([1.0, 1.0], [1.0], 2, 4.0)

@@ -97,6 +97,8 @@ def main():
         except ImportError:
             return
         jsonschema.validate(d, json.load(open(sys.argv[3])))
+    elif cmd == "relaxation":
+        assert json.load(open(sys.argv[2]))["relaxation"] == sys.argv[3]
     elif cmd == "first_rounds_equal":
         a = json.load(open(sys.argv[2]))["rounds"]
         b = json.load(open(sys.argv[3]))["rounds"]
@@ -133,18 +135,28 @@ check "greedy JSON contract" json_ok validate greedy.json greedy 1 8 3
 check "greedy cannot split shard 0 (heavier than the band)" json_ok unbalanced_somewhere greedy.json
 check "same seed, same exponents across solvers" json_ok first_rounds_equal price.json greedy.json
 
-# --time-limit with the price solver: each LP relaxation is cut short, and the rounding and
+# --time-limit with the core's relaxation: each LP relaxation is cut short, and the rounding and
 # repair still place every shard.
-run --shards 2048 --servers 256 --rounds 4 --skip 1 --seed 3 --solver price --time-limit 0.01 \
-  --output limited.json --quiet
+run --shards 2048 --servers 256 --rounds 4 --skip 1 --seed 3 --solver price --relaxation core \
+  --time-limit 0.01 --output limited.json --quiet
 check "price --time-limit exits 0" exited 0
 check "price --time-limit is not ignored" test ! -s err.txt
 check "price --time-limit JSON contract" json_ok validate limited.json price 1 4 1
 run --shards 96 --servers 12 --rounds 2 --skip 1 --solver greedy --time-limit 5 --quiet
 check "greedy --time-limit: warned" stderr_has "--time-limit only applies to --solver price and milp"
+run --shards 96 --servers 12 --rounds 2 --skip 1 --time-limit 5 --quiet
+check "keep flow --time-limit: warned" stderr_has "--time-limit only applies to --relaxation core"
+
+# Both relaxations balance every round; the JSON names the one used.
+run --shards 96 --servers 12 --rounds 8 --skip 3 --seed 42 --relaxation core --output core.json --quiet
+check "core relaxation exits 0" exited 0
+check "core relaxation JSON contract" json_ok validate core.json price 1 8 3
+check "core relaxation balances every round" json_ok balanced core.json 0.05
+check "JSON names the relaxation" json_ok relaxation core.json core
+check "JSON names the default relaxation" json_ok relaxation price.json flow
 
 # Progress on stderr past the first second: the round and where the price solver is.
-run --shards 2048 --servers 256 --rounds 5 --skip 0 --seed 3 --solver price
+run --shards 2048 --servers 256 --rounds 5 --skip 0 --seed 3 --solver price --relaxation core
 check "long run: progress names the round" stderr_has "popalloc-lb: round "
 check "long run: progress reports the LP" grep -qE "round [0-9]+/5: (LP of [0-9]+ shards x [0-9]+ servers, iteration [0-9]+|repair)" err.txt
 
@@ -216,6 +228,7 @@ bad "too many shards for memory" "the shards do not fit" --shards 100 --servers 
 bad "missing value" "option --rounds needs a value" --rounds
 bad "repeated option" "given twice" --seed 1 --seed 2
 bad "bad milp start" "--milp-start must be price or none" --milp-start cbc
+bad "bad relaxation" "--relaxation must be flow or core" --relaxation simplex
 
 # ---- --placement: your own shards, one round, the new placement as CSV --------------------------
 cat >placement.py <<'PYTHON'

@@ -287,7 +287,7 @@ TEST_CASE("POP merge scales routing fractions by partial load (hand-checked)") {
   CHECK(routed == doctest::Approx(1.0));  // POP's unscaled merge would give 2
 }
 
-TEST_CASE("price: restricting the LP to receivers keeps the LP relaxation's optimum") {
+TEST_CASE("price, core: restricting the LP to receivers keeps the LP relaxation's optimum") {
   // POP's benchmark, 512 x 64, 3 rounds: the LP bound (fractional moves) with the default
   // receiver set must equal the bound with every server a column whenever lp_exact says so.
   lb::zipf_workload w(512, 64, 42);
@@ -296,6 +296,7 @@ TEST_CASE("price: restricting the LP to receivers keeps the LP relaxation's opti
   for (int round = 0; round < 3; ++round) {
     const lb::problem p = w.next_round(cur);
     lb::price_options restricted, full;
+    restricted.relaxation = full.relaxation = lb::relaxation_method::core;
     restricted.solver.relative_gap = full.solver.relative_gap = 1e-6;
     restricted.solver.max_iterations = full.solver.max_iterations = 2000;
     full.min_receivers = 1u << 30;
@@ -317,15 +318,16 @@ TEST_CASE("price: restricting the LP to receivers keeps the LP relaxation's opti
   CHECK(exact >= 2);
 }
 
-TEST_CASE("price: progress, stopping and the time limit of the LP relaxation") {
+TEST_CASE("price, core: progress, stopping and the time limit of the LP relaxation") {
   lb::zipf_workload w(512, 64, 42);
   const lb::problem p = w.next_round(lb::round_robin_placement(512, 64));
-  const auto plain = lb::solve_price(p);
+  lb::price_options o;
+  o.relaxation = lb::relaxation_method::core;
+  const auto plain = lb::solve_price(p, o);
   REQUIRE(plain.price.lp_shards > 0);
   CHECK(plain.price.lp_status != popalloc::solve_status::not_solved);
   CHECK(plain.price.lp_iterations > 0);
 
-  lb::price_options o;
   std::vector<lb::stage> stages;
   int last_iteration = 0;
   o.callback = [&](const lb::progress& q) {
@@ -355,6 +357,7 @@ TEST_CASE("price: progress, stopping and the time limit of the LP relaxation") {
     CHECK(consistent(p, stopped));
   }
   lb::price_options limited;
+  limited.relaxation = lb::relaxation_method::core;
   limited.solver.time_limit_seconds = 1e-9;
   const auto timed = lb::solve_price(p, limited);
   CHECK(timed.price.lp_status == popalloc::solve_status::time_limit);

@@ -20,8 +20,10 @@
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/stopwatch.hpp"
 #include "popalloc/dual_solver.hpp"
+#include "popalloc/error.hpp"
 #include "popalloc/lb/checker.hpp"
 #include "popalloc/lb/greedy.hpp"
+#include "popalloc/lb/keep_flow.hpp"
 #include "popalloc/lb/problem.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
@@ -47,12 +49,27 @@ inline const char* to_string(stage s) noexcept {
   return "unknown";
 }
 
+/// \brief How solve_price() solves the LP relaxation.
+enum class relaxation_method : std::uint8_t {
+  /// The keep LP (docs/load-balancing.md), exactly, by a greedy augmenting flow over the servers
+  /// that hold the moving shards, with the server prices that certify it.
+  keep_flow = 0,
+  /// The relaxation over holding servers and receivers as a dense problem for popalloc::solve,
+  /// the price-discovery core (to its relative_gap).
+  core = 1,
+};
+
+/// \brief Stable lower-case name of a relaxation method: "flow" or "core".
+inline const char* to_string(relaxation_method m) noexcept {
+  return m == relaxation_method::keep_flow ? "flow" : "core";
+}
+
 /// \brief What price_options::callback receives.
 struct progress {
   lb::stage stage = lb::stage::lp;
   std::size_t lp_shards = 0;   ///< shards in the LP
   std::size_t lp_servers = 0;  ///< servers (columns) in the LP
-  int lp_iterations = 0;       ///< dual evaluations of the LP so far
+  int lp_iterations = 0;       ///< dual evaluations of the LP so far (0 with keep_flow)
   double lp_relative_gap = 0.0;
   double elapsed_seconds = 0.0;  ///< since solve_price() started
 };
@@ -64,21 +81,30 @@ using progress_callback = std::function<callback_action(const progress&)>;
 
 /// \brief Options of solve_price().
 struct price_options {
+  relaxation_method relaxation = relaxation_method::keep_flow;
   /// The core's options of the LP relaxation: relative_gap, max_iterations (dual evaluations),
   /// threads (0: OpenMP default) and time_limit_seconds (of each LP relaxation; infinity: none).
+  /// keep_flow is exact and uses only relative_gap, as the gap its certificate must meet.
   solver_options solver;
   /// Value of routing a unit fraction of a shard to a server that already holds it, on top of
   /// the value 1 of routing it anywhere (see docs/load-balancing.md: any value > 0 gives the
-  /// LP relaxation's optimum; 1 keeps the stay-put signal at the size of the objective).
+  /// LP relaxation's optimum; 1 keeps the stay-put signal at the size of the objective). Core
+  /// only.
   double stay_bonus = 1.0;
   /// The LP's columns are the servers holding LP shards plus receivers: the least-loaded other
   /// servers, at least `min_receivers` of them and enough that their spare capacity is
   /// `receiver_factor` x the LP load the holding servers have no room for
   /// (docs/load-balancing.md: exact while a receiver keeps slack, which price_report::lp_exact
-  /// says).
+  /// says). Core only: the keep LP needs no receivers.
   std::size_t min_receivers = 16;
   double receiver_factor = 2.0;
-  /// Called as `progress` says; with pop_solve() once per part's solve, one part after another.
+  /// keep_flow: how far into the upper half of the band the rounding's plan fills the servers
+  /// that keep shards, from 0 (default: to the mean load, the band's centre, which leaves the
+  /// next round's loads room both ways) to 1 (to the upper bound: the relaxation's own optimum).
+  /// The reported relaxation (price_report) is the exact one either way.
+  double keep_fill = 0.0;
+  /// Called as `progress` says (keep_flow: once at stage lp, when it is solved); with pop_solve()
+  /// once per part's solve, one part after another.
   progress_callback callback;
 };
 
@@ -439,42 +465,63 @@ inline popalloc::solve_result solve_relaxation(const popalloc::dense_problem<flo
   return sol;
 }
 
+/// \brief What the relaxation keeps of every LP shard on the servers that hold it: LP shard r's
+/// entries are [offset[r], offset[r + 1]).
+struct home_shares {
+  std::vector<std::size_t> offset{0};
+  std::vector<std::int32_t> server;
+  std::vector<double> fraction;
+};
+
+/// \brief The home shares in the core's allocation of the relaxation over `cols`.
+inline home_shares shares_of(const problem& prob, const std::vector<std::size_t>& lp_shards,
+                             const lp_columns& cols, const popalloc::solve_result& sol) {
+  home_shares out;
+  const auto& a = sol.allocation;
+  for (std::size_t r = 0; r < lp_shards.size(); ++r) {
+    const std::size_t j = lp_shards[r];
+    for (auto k = a.job_offset[r]; k < a.job_offset[r + 1]; ++k) {
+      const auto server =
+          cols.server_of[static_cast<std::size_t>(a.option[static_cast<std::size_t>(k)])];
+      if (!prob.current.shards.empty() && prob.current.holds(j, server)) {
+        out.server.push_back(server);
+        out.fraction.push_back(a.fraction[static_cast<std::size_t>(k)]);
+      }
+    }
+    out.offset.push_back(out.server.size());
+  }
+  return out;
+}
+
 /// \brief Rounding: the LP's home shares of multi-replica shards are kept as they are; on every
 /// server the single-replica shards' LP load is re-kept whole in order of their LP share, at
 /// most one partially, within that budget. What is not kept goes to `leave`.
 inline void round_relaxation(const problem& prob, load_routing& st,
-                             const std::vector<std::size_t>& lp_shards, const lp_columns& cols,
-                             const popalloc::solve_result& sol, std::vector<residual>& leave) {
+                             const std::vector<std::size_t>& lp_shards, const home_shares& kept,
+                             std::vector<residual>& leave) {
   const std::size_t n = prob.server_count(), s = prob.shards();
   const double mean = prob.mean_load();
-  const auto m = static_cast<Eigen::Index>(lp_shards.size());
-  const auto& a = sol.allocation;
   std::vector<double> home_share(s, 0.0);
   std::vector<std::vector<std::size_t>> single_home(n);
   std::vector<double> budget(n, 0.0);
-  for (Eigen::Index r = 0; r < m; ++r) {
-    const std::size_t j = lp_shards[static_cast<std::size_t>(r)];
-    const auto ri = static_cast<std::size_t>(r);
+  for (std::size_t r = 0; r < lp_shards.size(); ++r) {
+    const std::size_t j = lp_shards[r];
     const bool single = !prob.current.shards.empty() && prob.current.shards[j].size() == 1;
-    double kept = 0.0;
-    for (auto k = a.job_offset[ri]; k < a.job_offset[ri + 1]; ++k) {
-      const auto server =
-          cols.server_of[static_cast<std::size_t>(a.option[static_cast<std::size_t>(k)])];
-      const double f = a.fraction[static_cast<std::size_t>(k)];
-      if (!prob.current.shards.empty() && prob.current.holds(j, server)) {
-        if (single) {
-          budget[static_cast<std::size_t>(server)] += f * prob.load[j];
-          home_share[j] += f;
-        } else {
-          st.add(prob, j, server, f * prob.load[j]);
-        }
-        kept += f;
-      }
+    double share = 0.0;
+    for (std::size_t k = kept.offset[r]; k < kept.offset[r + 1]; ++k) {
+      const std::int32_t server = kept.server[k];
+      const double f = kept.fraction[k];
+      if (single)
+        budget[static_cast<std::size_t>(server)] += f * prob.load[j];
+      else
+        st.add(prob, j, server, f * prob.load[j]);
+      share += f;
     }
     if (single) {
+      home_share[j] = share;
       single_home[static_cast<std::size_t>(prob.current.shards[j][0].server)].push_back(j);
-    } else if (kept < 1.0) {
-      leave.push_back({j, prob.load[j] * (1.0 - kept)});
+    } else if (share < 1.0) {
+      leave.push_back({j, prob.load[j] * (1.0 - share)});
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
@@ -502,6 +549,81 @@ inline void round_relaxation(const problem& prob, load_routing& st,
   }
 }
 
+/// \brief The keep LP of the LP shards over the servers that hold them (`server_of` names each
+/// column's server), in the units of the load, with each server's room measured up to `level`.
+inline keep_lp keep_problem(const problem& prob, const load_routing& st,
+                            const std::vector<std::size_t>& lp_shards, double level,
+                            std::vector<std::int32_t>& server_of) {
+  std::vector<std::int32_t> column_of(prob.server_count(), -1);
+  keep_lp lp;
+  lp.edge_offset.push_back(0);
+  for (const std::size_t j : lp_shards) {
+    lp.load.push_back(prob.load[j]);
+    if (!prob.current.shards.empty())
+      for (const route& c : prob.current.shards[j]) {
+        auto& column = column_of[static_cast<std::size_t>(c.server)];
+        if (column < 0) {
+          column = static_cast<std::int32_t>(server_of.size());
+          server_of.push_back(c.server);
+          lp.room.push_back(
+              std::max(0.0, level - st.server_load[static_cast<std::size_t>(c.server)]));
+        }
+        lp.edge_column.push_back(column);
+      }
+    lp.edge_offset.push_back(lp.edge_column.size());
+  }
+  return lp;
+}
+
+/// \brief Records the relaxation's exact optimum and certificate in `rep` (progress forwarded to
+/// opt.callback once): the keep LP with rooms up to the upper bound.
+inline void report_keep_relaxation(const problem& prob, const price_options& opt,
+                                   const load_routing& st,
+                                   const std::vector<std::size_t>& lp_shards,
+                                   const popalloc::detail::stopwatch& clock, price_report& rep) {
+  std::vector<std::int32_t> server_of;
+  const keep_solution sol =
+      solve_keep_lp(keep_problem(prob, st, lp_shards, prob.upper(), server_of));
+  rep.lp_servers = server_of.size();
+  rep.lp_iterations = 0;
+  const double scale = std::max(std::abs(sol.objective), std::abs(sol.bound));
+  rep.lp_relative_gap = scale > 0.0 ? (sol.bound - sol.objective) / scale : 0.0;
+  rep.lp_status = rep.lp_relative_gap <= opt.solver.relative_gap ? solve_status::converged
+                                                                 : solve_status::stalled;
+  // The servers' room adds up to at least the LP load, so what leaves always fits: the keep LP
+  // is the whole relaxation.
+  rep.lp_exact = true;
+  rep.lp_moves_bound = std::max(0.0, static_cast<double>(lp_shards.size()) - sol.bound);
+  if (opt.callback) {
+    progress step;
+    step.lp_shards = rep.lp_shards;
+    step.lp_servers = rep.lp_servers;
+    step.lp_relative_gap = rep.lp_relative_gap;
+    step.elapsed_seconds = clock.seconds();
+    opt.callback(step);
+  }
+}
+
+/// \brief The home shares the rounding starts from: the keep LP's optimum with rooms up to
+/// opt.keep_fill of the way from the mean to the upper bound (1: the relaxation's optimum).
+inline home_shares plan_keep(const problem& prob, const price_options& opt, const load_routing& st,
+                             const std::vector<std::size_t>& lp_shards) {
+  const double level = prob.mean_load() + opt.keep_fill * (prob.upper() - prob.mean_load());
+  std::vector<std::int32_t> server_of;
+  const keep_lp lp = keep_problem(prob, st, lp_shards, level, server_of);
+  const keep_solution sol = solve_keep_lp(lp);
+  home_shares out;
+  for (std::size_t r = 0; r < lp_shards.size(); ++r) {
+    for (std::size_t e = lp.edge_offset[r]; e < lp.edge_offset[r + 1]; ++e) {
+      if (sol.kept[e] <= 0.0) continue;
+      out.server.push_back(server_of[static_cast<std::size_t>(lp.edge_column[e])]);
+      out.fraction.push_back(sol.kept[e] / lp.load[r]);
+    }
+    out.offset.push_back(out.server.size());
+  }
+  return out;
+}
+
 /// \brief Steps 2 and 3 of solve_price for the LP shards: they leave the routing, the LP
 /// relaxation places them, the rounding keeps what it can and the rest goes to `leave`.
 inline void relax_and_round(const problem& prob, const price_options& opt, load_routing& st,
@@ -514,11 +636,19 @@ inline void relax_and_round(const problem& prob, const price_options& opt, load_
     auto parts = st.parts[j];
     for (const auto& part : parts) st.remove(prob, j, part.first, part.second, !homeless);
   }
+  if (opt.relaxation == relaxation_method::keep_flow) {
+    const popalloc::detail::stopwatch lp_clock;
+    report_keep_relaxation(prob, opt, st, lp_shards, clock, rep);
+    const home_shares plan = plan_keep(prob, opt, st, lp_shards);
+    rep.lp_seconds = lp_clock.seconds();
+    round_relaxation(prob, st, lp_shards, plan, leave);
+    return;
+  }
   const lp_columns cols = choose_columns(prob, opt, st, lp_shards);
   rep.lp_servers = cols.server_of.size();
   const popalloc::dense_problem<float> lp = relaxation(prob, opt, st, lp_shards, cols);
   const popalloc::solve_result sol = solve_relaxation(lp, opt, cols, clock, rep);
-  round_relaxation(prob, st, lp_shards, cols, sol, leave);
+  round_relaxation(prob, st, lp_shards, shares_of(prob, lp_shards, cols, sol), leave);
 }
 
 /// \brief Any server still above the upper bound (rounding) sheds its largest parts to `leave`.
@@ -573,14 +703,18 @@ inline lb_result repair(const problem& prob, load_routing& st, std::vector<resid
 /// 0. A current placement that check() finds feasible is returned as it is (no new replica).
 /// 1. Route every shard over its current replicas (previous fractions). Shards with a replica on
 ///    a server above the upper bound, and shards without replicas, form the LP; the others stay.
-/// 2. LP relaxation (docs/load-balancing.md): the LP shards are jobs, all servers resources with
-///    capacity (upper bound - load of the shards that stay) / mean; a job consumes l_j / mean of
-///    a server per unit fraction and earns 1 + stay_bonus on servers that hold it, 1 elsewhere
-///    (linear utility). Maximising it is minimising sum_ij (1 - a_ij) r_ij, the MILP relaxation
-///    with x = r, without the lower bound and the memory rows.
+/// 2. LP relaxation (docs/load-balancing.md): minimising sum_ij (1 - a_ij) r_ij over the LP
+///    shards, the MILP relaxation with x = r, without the lower bound and the memory rows. The
+///    servers' room (upper bound - load of the shards that stay) adds up to at least the LP
+///    load, so the relaxation only decides how much of each shard its holding servers keep: the
+///    keep LP, solved exactly by keep_flow (default). relaxation_method::core solves it instead
+///    as a dense problem for popalloc::solve: the LP shards are jobs, the holding servers and
+///    receivers resources with capacity room / mean; a job consumes l_j / mean per unit
+///    fraction and earns 1 + stay_bonus on servers that hold it, 1 elsewhere (linear utility).
 /// 3. Rounding: on every server the LP keeps K_i of its single-replica shards' load; the shards
 ///    are re-kept whole in order of their LP share, at most one partially, within K_i (so the
-///    server load is unchanged and few shards are split).
+///    server load is unchanged and few shards are split). With keep_flow the shares come from
+///    the keep LP with rooms up to the mean load by default (price_options::keep_fill).
 /// 4. Repair: the load that leaves is placed largest first on the least-loaded server with memory
 ///    (whole when it fits under the upper bound), then servers below the lower bound pull load
 ///    from the most-loaded ones. The checker decides `balanced` or `unbalanced`.
@@ -588,6 +722,9 @@ inline lb_result repair(const problem& prob, load_routing& st, std::vector<resid
 inline lb_result solve_price(const problem& prob, const price_options& opt = {}) {
   const popalloc::detail::stopwatch clock;
   prob.validate();
+  if (!(opt.keep_fill >= 0.0 && opt.keep_fill <= 1.0))
+    throw popalloc::invalid_options("lb::price_options::keep_fill must be in [0, 1], got " +
+                                    std::to_string(opt.keep_fill));
   price_report rep;
   if (auto kept = keep_balanced_current(prob, clock.seconds())) return *kept;
   detail::load_routing st = detail::initial_routing(prob);

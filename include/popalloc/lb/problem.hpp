@@ -148,16 +148,17 @@ inline const char* to_string(lb_status s) noexcept {
 struct price_report {
   std::size_t lp_shards = 0;   ///< shards in the LP (those on overloaded servers)
   std::size_t lp_servers = 0;  ///< servers (columns) in the LP
-  /// True when the restricted LP is provably the full relaxation: every server is a column, or a
-  /// receiver column kept slack (price 0), so the missing options cannot improve it.
+  /// True when the restricted LP is provably the full relaxation: always with the keep flow; with
+  /// the core when every server is a column, or a receiver column kept slack (price 0), so the
+  /// missing options cannot improve it.
   bool lp_exact = false;
-  int lp_iterations = 0;         ///< dual evaluations
+  int lp_iterations = 0;         ///< the core's dual evaluations (0 with the keep flow)
   double lp_relative_gap = 0.0;  ///< certified gap of the LP relaxation
   /// LP relaxation optimum bound, in fractional shard moves (a lower bound on the moves of any
   /// placement that keeps the non-LP shards in place; 0 when no LP was needed).
   double lp_moves_bound = 0.0;
-  /// The core's status of the LP relaxation; not_solved when no LP was needed (or another solver
-  /// ran).
+  /// Status of the LP relaxation (the keep flow: converged when its certificate meets the
+  /// relative gap); not_solved when no LP was needed (or another solver ran).
   solve_status lp_status = solve_status::not_solved;
   std::int64_t repair_moves = 0;  ///< replicas the lower-bound repair added
   double lp_seconds = 0.0;
