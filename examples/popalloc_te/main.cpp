@@ -64,7 +64,8 @@ Model and solver:
   --solver S             price (default: popalloc's price-discovery core) | lp (exact, COIN-OR CLP)
   --tolerance TOL        price solver: relative gap, 0 < TOL < 0.1 (default 1e-5)
   --max-iterations N     price solver: dual evaluations per core solve (default 5000)
-  --time-limit SECONDS   price solver: wall-clock limit of the whole solve
+  --time-limit SECONDS   price solver: wall-clock limit of the whole solve (with --pop, each part
+                         gets what is left when it starts)
   --threads N            CPU threads (default 0: the OpenMP default)
   --pop K                POP: deal the commodities over K sub-problems with capacities c/K, solve
                          them in parallel with the chosen solver, add the flows (default 1)
@@ -335,10 +336,15 @@ te::result solve(const settings& s, const te::instance& inst, const te::result* 
       latest.set(text);
       return popalloc::callback_action::proceed;
     };
+  // --time-limit bounds the whole solve: POP's parts, which may run one after the other, share
+  // it (each gets what is left when it starts).
+  const popalloc::detail::stopwatch clock;
   auto solve_one = [&](const te::instance& part, int core_threads) {
     if (s.use_lp) return solve_lp(part, s.objective);
     te::price_options o = price;
     o.solver.threads = core_threads;
+    if (std::isfinite(o.solver.time_limit_seconds))
+      o.solver.time_limit_seconds = std::max(1e-3, o.solver.time_limit_seconds - clock.seconds());
     if (previous != nullptr) return te::replan_price(part, s.objective, *previous, o);
     return te::solve_price(part, s.objective, o);
   };

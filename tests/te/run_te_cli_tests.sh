@@ -62,6 +62,11 @@ check "long run exits 0" exited 0
 check "long run: progress reports the bisection" grep -qE "solving min-max-utilization with price solve [0-9]+, iteration [0-9]+: objective .*, bound .*, gap .*  elapsed" err.txt
 run "${LONG_RUN[@]}" --time-limit 1.5 --quiet
 check "long run --quiet: no progress" test ! -s err.txt
+# --time-limit bounds the whole solve also when POP's parts run one after the other.
+run "${LONG_RUN[@]}" --pop 4 --threads 1 --time-limit 1.5 --output pop_limited.json --quiet
+check "POP under a time limit exits 0" exited 0
+check "POP's parts share the time limit" python3 -c \
+  'import json,sys; assert json.load(open(sys.argv[1]))["seconds"] <= 1.5 * 1.5 + 1' pop_limited.json
 
 # 3. LP and MPS export (when built with CLP), POP.
 for obj in total-flow mcf mlu; do
