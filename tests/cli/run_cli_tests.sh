@@ -763,7 +763,8 @@ if ((${#OTHERS[@]} == 4)); then
   refused "lb: 8 shards on 4000 servers" "--servers (4000) must be no more than --shards (8)" "$LB" \
     --shards 8 --servers 4000
   refused "lb: 1e6 servers" "--servers must be <= 100000" "$LB" --shards 8 --servers 1000000
-  refused "lb: an LP with 20000 columns" "more than 16384" "$LB" --shards 20000 --servers 20000
+  refused "lb: a core LP with 20000 columns" "more than 16384" "$LB" --shards 20000 --servers 20000 \
+    --relaxation core
   refused "simulate: --round-seconds 1e-9" "--round-seconds must be in" "$SIMULATE" \
     --round-seconds 1e-9
   printf 'A\tc\td\t-n\t0\t1e50\t1\t1\t-1\t0\n' >long.trace
