@@ -103,6 +103,11 @@ struct price_options {
   /// next round's loads room both ways) to 1 (to the upper bound: the relaxation's own optimum).
   /// The reported relaxation (price_report) is the exact one either way.
   double keep_fill = 0.0;
+  /// The repair frees a replica that carries a small part (moving the part onto the shard's
+  /// other replicas) only on servers whose memory is at least this fraction of max_memory. Below
+  /// it the spare replicas stay: they cost no move now and let the next round re-route load
+  /// without moving data. 0 frees every replica it can (one replica per shard where possible).
+  double consolidate_memory = 0.75;
   /// Called as `progress` says (keep_flow: once at stage lp, when it is solved); with pop_solve()
   /// once per part's solve, one part after another.
   progress_callback callback;
@@ -182,10 +187,80 @@ inline bool place_residuals(const problem& prob, load_routing& st, std::vector<r
   return true;
 }
 
+/// \brief Room under the upper bound `hi` on the servers other than `a` that hold shard j.
+inline double room_on_other_replicas(const load_routing& st, std::size_t j, std::int32_t a,
+                                     double hi) {
+  double room = 0.0;
+  for (const auto& e : st.parts[j])
+    if (e.first != a) room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(e.first)]);
+  return room;
+}
+
+/// \brief Moves shard j's part on server `a` onto its other replicas, each filled at most to the
+/// upper bound `hi`, and drops the replica on `a` (no data moves). The caller has checked that
+/// room_on_other_replicas() covers the part.
+inline void spread_to_other_replicas(const problem& prob, load_routing& st, std::size_t j,
+                                     std::int32_t a, double hi) {
+  double left = st.part_on(j, a);
+  st.remove(prob, j, a, left);
+  const auto replicas = st.parts[j];
+  for (const auto& e : replicas) {
+    if (left <= 0.0) break;
+    const double room = hi - st.server_load[static_cast<std::size_t>(e.first)];
+    const double take = std::min(left, std::max(0.0, room));
+    if (take <= 0.0) continue;
+    st.add(prob, j, e.first, take);
+    left -= take;
+  }
+}
+
+/// \brief Frees memory on server i (below the lower bound, full) so that it can take a part:
+/// the smallest part on i whose shard's other replicas have room for it moves there (free),
+/// else the smallest part on i moves whole to the least-loaded server with memory and room
+/// (one new replica). Returns the number of new replicas (0 or 1), or -1 when neither is
+/// possible.
+inline int free_memory_on(const problem& prob, load_routing& st, std::size_t i,
+                          const std::vector<std::size_t>& held) {
+  const auto si = static_cast<std::int32_t>(i);
+  const double hi = prob.upper();
+  const std::size_t none = st.parts.size();
+  std::size_t shift = none, move = none;
+  double shift_part = 0.0, move_part = 0.0;
+  for (const std::size_t j : held) {
+    if (!st.holds(j, si)) continue;
+    const double part = st.part_on(j, si);
+    const bool free = st.parts[j].size() >= 2 && room_on_other_replicas(st, j, si, hi) >= part;
+    std::size_t& pick = free ? shift : move;
+    double& pick_part = free ? shift_part : move_part;
+    if (pick == none || part < pick_part) {
+      pick = j;
+      pick_part = part;
+    }
+  }
+  if (shift != none) {
+    spread_to_other_replicas(prob, st, shift, si, hi);
+    return 0;
+  }
+  if (move == none) return -1;
+  std::size_t target = st.server_load.size();
+  for (std::size_t t = 0; t < st.server_load.size(); ++t) {
+    if (t == i || st.holds(move, static_cast<std::int32_t>(t))) continue;
+    if (st.server_memory[t] + prob.memory[move] > prob.max_memory) continue;
+    if (hi - st.server_load[t] < move_part) continue;
+    if (target == st.server_load.size() || st.server_load[t] < st.server_load[target]) target = t;
+  }
+  if (target == st.server_load.size()) return -1;
+  st.remove(prob, move, si, move_part);
+  st.add(prob, move, static_cast<std::int32_t>(target), move_part);
+  return 1;
+}
+
 /// \brief Raises every server to the lower bound by pulling load from the most-loaded servers:
 /// first by shifting routing of a shard the server already holds (free), else by moving a whole
 /// part that fits (one new replica, the donor's copy is dropped), else a partial part (one new
-/// replica). Returns the number of new replicas it created, or -1 when stuck.
+/// replica). A server whose memory is full first frees a replica (free_memory_on, at most
+/// twice per server, so that freeing and refilling cannot cycle). Returns the number of new
+/// replicas it created, or -1 when stuck.
 inline std::int64_t raise_to_lower_bound(const problem& prob, load_routing& st, std::string& why) {
   const std::size_t n = prob.server_count();
   const double lo = prob.lower(), hi = prob.upper(), mean = prob.mean_load();
@@ -195,6 +270,7 @@ inline std::int64_t raise_to_lower_bound(const problem& prob, load_routing& st, 
     for (const auto& part : st.parts[j])
       on_server[static_cast<std::size_t>(part.first)].push_back(j);
   std::int64_t added = 0;
+  std::vector<int> memory_freed(n, 0);
   const std::size_t max_steps = 4 * (n + st.parts.size()) + 16;
   for (std::size_t step = 0; step < max_steps; ++step) {
     std::size_t i = 0;
@@ -271,6 +347,14 @@ inline std::int64_t raise_to_lower_bound(const problem& prob, load_routing& st, 
         break;
       }
     }
+    if (!done && memory_freed[i] < 2) {
+      const int moved = free_memory_on(prob, st, i, on_server[i]);
+      if (moved >= 0) {
+        ++memory_freed[i];
+        added += moved;
+        continue;
+      }
+    }
     if (!done) {
       why = "cannot raise server " + std::to_string(i) + " to the lower bound";
       return -1;
@@ -282,9 +366,12 @@ inline std::int64_t raise_to_lower_bound(const problem& prob, load_routing& st, 
 
 /// \brief Frees replicas without moving data: a shard's smallest part moves onto the shard's
 /// other replicas when they have room under the upper bound and its server stays above the
-/// lower bound. Without it replicas pile up round after round until memory is full.
-inline void consolidate(const problem& prob, load_routing& st) {
+/// lower bound. Replicas without load always go; one with load only from a server whose memory
+/// is at least `memory_fraction` x max_memory, so that replicas cannot pile up until memory is
+/// full.
+inline void consolidate(const problem& prob, load_routing& st, double memory_fraction) {
   const double lo = prob.lower(), hi = prob.upper();
+  const double keep_below = memory_fraction * prob.max_memory;
   for (std::size_t j = 0; j < st.parts.size(); ++j) {
     while (st.parts[j].size() >= 2) {
       auto& v = st.parts[j];
@@ -293,23 +380,10 @@ inline void consolidate(const problem& prob, load_routing& st) {
         if (v[k].second < v[small].second) small = k;
       const std::int32_t a = v[small].first;
       const double part = v[small].second;
+      if (part > 0.0 && st.server_memory[static_cast<std::size_t>(a)] < keep_below) break;
       if (st.server_load[static_cast<std::size_t>(a)] - part < lo) break;
-      double room = 0.0;
-      for (const auto& e : v)
-        if (e.first != a)
-          room += std::max(0.0, hi - st.server_load[static_cast<std::size_t>(e.first)]);
-      if (room < part) break;
-      std::vector<std::pair<std::int32_t, double>> targets;
-      double left = part;
-      for (const auto& e : v) {
-        if (e.first == a || left <= 0.0) continue;
-        const double take =
-            std::min(left, std::max(0.0, hi - st.server_load[static_cast<std::size_t>(e.first)]));
-        if (take > 0.0) targets.emplace_back(e.first, take);
-        left -= take;
-      }
-      st.remove(prob, j, a, part);
-      for (const auto& t : targets) st.add(prob, j, t.first, t.second);
+      if (room_on_other_replicas(st, j, a, hi) < part) break;
+      spread_to_other_replicas(prob, st, j, a, hi);
     }
   }
 }
@@ -678,17 +752,18 @@ inline void shed_excess(const problem& prob, load_routing& st, std::vector<resid
 
 /// \brief Step 4 of solve_price: places `leave`, raises servers to the lower bound, and lets the
 /// checker decide the status (a repair that stopped early explains why).
-inline lb_result repair(const problem& prob, load_routing& st, std::vector<residual> leave,
-                        const popalloc::detail::stopwatch& clock, price_report& rep) {
+inline lb_result repair(const problem& prob, const price_options& opt, load_routing& st,
+                        std::vector<residual> leave, const popalloc::detail::stopwatch& clock,
+                        price_report& rep) {
   std::string why;
-  consolidate(prob, st);
+  consolidate(prob, st, opt.consolidate_memory);
   bool ok = place_residuals(prob, st, std::move(leave), why);
   if (ok) {
     const std::int64_t added = raise_to_lower_bound(prob, st, why);
     ok = added >= 0;
     rep.repair_moves = std::max<std::int64_t>(0, added);
   }
-  consolidate(prob, st);
+  consolidate(prob, st, opt.consolidate_memory);
   lb_result out = finish(prob, st, clock.seconds());
   if (!ok)
     out.message += (out.message.empty() ? "repair: " : " (repair: ") + why +
@@ -717,7 +792,9 @@ inline lb_result repair(const problem& prob, load_routing& st, std::vector<resid
 ///    the keep LP with rooms up to the mean load by default (price_options::keep_fill).
 /// 4. Repair: the load that leaves is placed largest first on the least-loaded server with memory
 ///    (whole when it fits under the upper bound), then servers below the lower bound pull load
-///    from the most-loaded ones. The checker decides `balanced` or `unbalanced`.
+///    from the most-loaded ones (a full server first frees a replica). Replicas carrying little
+///    load are freed only where memory is tight (price_options::consolidate_memory): the others
+///    stay for the next round. The checker decides `balanced` or `unbalanced`.
 /// lb_result::price has the LP's statistics.
 inline lb_result solve_price(const problem& prob, const price_options& opt = {}) {
   const popalloc::detail::stopwatch clock;
@@ -725,6 +802,10 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {})
   if (!(opt.keep_fill >= 0.0 && opt.keep_fill <= 1.0))
     throw popalloc::invalid_options("lb::price_options::keep_fill must be in [0, 1], got " +
                                     std::to_string(opt.keep_fill));
+  if (!(opt.consolidate_memory >= 0.0 && opt.consolidate_memory <= 1.0))
+    throw popalloc::invalid_options(
+        "lb::price_options::consolidate_memory must be in [0, 1], got " +
+        std::to_string(opt.consolidate_memory));
   price_report rep;
   if (auto kept = keep_balanced_current(prob, clock.seconds())) return *kept;
   detail::load_routing st = detail::initial_routing(prob);
@@ -743,7 +824,7 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {})
     step.elapsed_seconds = clock.seconds();
     opt.callback(step);
   }
-  lb_result out = detail::repair(prob, st, std::move(leave), clock, rep);
+  lb_result out = detail::repair(prob, opt, st, std::move(leave), clock, rep);
   out.price = rep;
   return out;
 }
