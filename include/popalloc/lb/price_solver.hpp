@@ -751,19 +751,20 @@ inline void shed_excess(const problem& prob, load_routing& st, std::vector<resid
 }
 
 /// \brief Step 4 of solve_price: places `leave`, raises servers to the lower bound, and lets the
-/// checker decide the status (a repair that stopped early explains why).
-inline lb_result repair(const problem& prob, const price_options& opt, load_routing& st,
+/// checker decide the status (a repair that stopped early explains why). `consolidate_memory`
+/// as in price_options.
+inline lb_result repair(const problem& prob, double consolidate_memory, load_routing& st,
                         std::vector<residual> leave, const popalloc::detail::stopwatch& clock,
                         price_report& rep) {
   std::string why;
-  consolidate(prob, st, opt.consolidate_memory);
+  consolidate(prob, st, consolidate_memory);
   bool ok = place_residuals(prob, st, std::move(leave), why);
   if (ok) {
     const std::int64_t added = raise_to_lower_bound(prob, st, why);
     ok = added >= 0;
     rep.repair_moves = std::max<std::int64_t>(0, added);
   }
-  consolidate(prob, st, opt.consolidate_memory);
+  consolidate(prob, st, consolidate_memory);
   lb_result out = finish(prob, st, clock.seconds());
   if (!ok)
     out.message += (out.message.empty() ? "repair: " : " (repair: ") + why +
@@ -824,7 +825,19 @@ inline lb_result solve_price(const problem& prob, const price_options& opt = {})
     step.elapsed_seconds = clock.seconds();
     opt.callback(step);
   }
-  lb_result out = detail::repair(prob, opt, st, std::move(leave), clock, rep);
+  // The spare replicas that consolidate_memory keeps can leave a server that needs load without
+  // the memory for it; the repair then runs again from the same point, consolidating everywhere.
+  const bool can_retry = opt.consolidate_memory > 0.0;
+  detail::load_routing before_repair = can_retry ? st : detail::load_routing{};
+  lb_result out = detail::repair(prob, opt.consolidate_memory, st, leave, clock, rep);
+  if (out.status != lb_status::balanced && can_retry) {
+    price_report retry_rep = rep;
+    lb_result retry = detail::repair(prob, 0.0, before_repair, std::move(leave), clock, retry_rep);
+    if (retry.status == lb_status::balanced) {
+      out = std::move(retry);
+      rep = retry_rep;
+    }
+  }
   out.price = rep;
   return out;
 }
