@@ -48,7 +48,8 @@ POP's load-balancing benchmark: every round the shard loads are load_j = round(1
 z ~ U(0.25, 0.75) drawn by java.util.Random(SEED) (the exponents of POP's harness), memory 1 per
 shard, at most --max-memory shards per server; shard j starts on server j mod N. Each round the
 solver re-places the shards so that every server's load is within mean -+ epsilon * mean while
-creating as few new shard replicas as possible; the result is the next round's placement.
+creating as few new shard replicas as possible; the result is the next round's placement. With
+--drift, the shards' popularity drifts from round to round instead (see --drift).
 
 With --placement, one round re-places your own shards instead (see --placement below and
 docs/load-balancing.md).
@@ -58,7 +59,11 @@ Options:
   --servers N         number of servers (default 128)
   --rounds R          rounds (default 100)
   --skip K            first rounds left out of the averages (default 20; must be < R)
-  --seed SEED         seed of the exponent sequence (default 42, POP's)
+  --seed SEED         seed of the exponent sequence (default 42, POP's), or of the drift
+  --drift SIGMA       the drift workload instead of POP's, 0 < SIGMA <= 1: round 0 has the loads
+                      at z = 0.5, then every round multiplies each shard's load by
+                      exp(N(0, SIGMA^2)), independently (shard popularity drifting; the exponent
+                      is "-" per round and null in the JSON). Not with --placement
   --solver NAME       milp: the exact MILP through COIN-OR CBC (to --mip-gap)
                       price: LP relaxation by popalloc's price-discovery solver + repair (default)
                       greedy: E-Store-style heuristic (POP's heuristicBalance)
@@ -82,6 +87,11 @@ Options:
                       servers keep of the moving shards, solved exactly by a greedy augmenting
                       flow; core: the relaxation over holding servers and receivers solved by
                       popalloc's price-discovery core to --tolerance
+  --consolidate-memory F
+                      price (and milp's start): the repair frees a shard's spare replica only
+                      on servers whose memory is at least F x --max-memory, 0 <= F <= 1
+                      (default 0.75; 0: wherever it can); spare replicas let the next round
+                      re-route load without moving data
   --tolerance TOL     price: relative duality gap of the LP relaxation, 0 < TOL < 0.1
                       (default 1e-4; the flow's certificate is exact and must meet it too)
   --threads T         price with --relaxation core: OpenMP threads of the LP solve (default 0:
@@ -89,6 +99,7 @@ Options:
   --output FILE       JSON (share/popalloc/schemas/popalloc-lb.schema.json,
                       docs/output-format.md): schema_version, program, popalloc_version,
                       command_line, inputs, status, seconds, solver, relaxation, pop_parts,
+                      workload (zipf or drift; null with --placement), drift (SIGMA or null),
                       rounds [{round, shards_moved, max_load_deviation, seconds, cpu_seconds,
                       exponent, status, solver_status, placement_from, message}],
                       avg_shards_moved, avg_seconds,
@@ -101,7 +112,7 @@ Options:
                       server is a shard to be placed (its only row); a row with an empty shard
                       and load 0 or empty is a server that holds nothing yet. memory: the
                       shard's, the same on each of its rows (default 1). Not with --shards,
-                      --servers, --rounds, --skip or --seed
+                      --servers, --rounds, --skip, --seed or --drift
   --new-placement FILE
                       with --placement: the new placement in the same CSV format, with the
                       columns shard,server,load,memory,new (new: 1 for a replica to create),
@@ -114,8 +125,8 @@ Options:
 It prints the settings and the averages over the counted rounds (with --placement: the current
 placement's max load deviation, then the new placement's status, new replicas, max load
 deviation and seconds), and progress on stderr (the round reached) once a run takes more than a
-second. With --verbose, per round: round, exponent z ("-" with --placement), shards moved (new
-replicas), max load deviation
+second. With --verbose, per round: round, exponent z ("-" with --placement or --drift), shards
+moved (new replicas), max load deviation
 (max over servers of |load - mean| / mean), wall-clock and CPU seconds (this process and its CBC
 children), status (balanced, or unbalanced when the solver could not meet every constraint, e.g.
 greedy never splits a shard heavier than the band) and, for milp, how CBC ended (the worst over
@@ -135,10 +146,14 @@ arguments (nothing is written), 1 internal error.
 using popalloc_cli::option_spec;
 
 constexpr option_spec kOptions[] = {
-    {"shards", true},        {"servers", true},    {"rounds", true},    {"skip", true},
-    {"solver", true},        {"pop", true},        {"epsilon", true},   {"max-memory", true},
-    {"mip-gap", true},       {"milp-start", true}, {"tolerance", true}, {"placement", true},
+    {"shards", true},        {"servers", true},
+    {"rounds", true},        {"skip", true},
+    {"solver", true},        {"pop", true},
+    {"epsilon", true},       {"max-memory", true},
+    {"mip-gap", true},       {"milp-start", true},
+    {"tolerance", true},     {"placement", true},
     {"new-placement", true}, {"relaxation", true},
+    {"drift", true},         {"consolidate-memory", true},
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -158,6 +173,8 @@ struct settings {
   lb::relaxation_method relaxation = lb::relaxation_method::keep_flow;
   int pop = 1;
   double epsilon = 0.05, max_memory = 16.0, mip_gap = 0.05, time_limit = 60.0, tolerance = 1e-4;
+  double consolidate_memory = 0.75;
+  std::optional<double> drift;  ///< --drift: sigma of the drift workload; none: POP's zipf
   bool milp_start = true;
   bool time_limit_given = false;
   bool max_memory_given = false;
@@ -172,6 +189,13 @@ std::string number(double v) {
   if (!std::isfinite(v)) return "null";
   char text[64];
   std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+/// A number as %g: for text (the JSON takes number(), which reads back exactly).
+std::string short_number(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", v);
   return text;
 }
 
@@ -266,6 +290,15 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
     s.time_limit = read_value.number(*v, "--time-limit", popalloc_cli::above(0.0));
     s.time_limit_given = true;
   }
+  if (auto v = get("drift")) {
+    s.drift = read_value.number(*v, "--drift", popalloc_cli::above(0.0));
+    if (!(*s.drift <= 1.0)) usage_error("--drift must be in (0, 1]");
+  }
+  if (auto v = get("consolidate-memory")) {
+    s.consolidate_memory =
+        read_value.number(*v, "--consolidate-memory", popalloc_cli::at_least(0.0));
+    if (!(s.consolidate_memory <= 1.0)) usage_error("--consolidate-memory must be in [0, 1]");
+  }
   if (auto v = get("tolerance")) {
     s.tolerance = read_value.number(*v, "--tolerance", popalloc_cli::above(0.0));
     if (!(s.tolerance < 0.1)) usage_error("--tolerance must be in (0, 0.1)");
@@ -283,7 +316,7 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
   if (auto v = get("placement")) s.placement_path = *v;
   if (auto v = get("new-placement")) s.new_placement_path = *v;
   if (!s.placement_path.empty()) {
-    for (const char* generated : {"shards", "servers", "rounds", "skip", "seed"})
+    for (const char* generated : {"shards", "servers", "rounds", "skip", "seed", "drift"})
       if (given.count(generated) != 0)
         usage_error(std::string("--") + generated +
                     " does not apply to --placement (the file gives the shards and servers, and "
@@ -306,7 +339,8 @@ settings read_settings(int argc, char** argv, bool& help, bool& version) {
   };
   if (s.solver != "milp") ignored({"mip-gap", "milp-start"}, "--solver milp");
   if (s.solver == "greedy")
-    ignored({"tolerance", "threads", "time-limit", "relaxation"}, "--solver price and milp");
+    ignored({"tolerance", "threads", "time-limit", "relaxation", "consolidate-memory"},
+            "--solver price and milp");
   else if (s.relaxation == lb::relaxation_method::keep_flow && s.solver == "price")
     ignored({"threads", "time-limit"}, "--relaxation core");
   else if (s.relaxation == lb::relaxation_method::keep_flow)
@@ -410,6 +444,7 @@ lb::price_options price_options_of(const settings& s, popalloc_cli::progress_sta
   const bool quiet = s.verbosity == popalloc_cli::verbosity::quiet;
   lb::price_options price;
   price.relaxation = s.relaxation;
+  price.consolidate_memory = s.consolidate_memory;
   price.solver.relative_gap = s.tolerance;
   price.solver.threads = s.threads;
   // For --solver milp the limit is CBC's; its MIP start keeps an unlimited LP.
@@ -543,12 +578,23 @@ run_totals run_rounds(const settings& s, const lb::price_options& price,
                       popalloc_cli::progress_state& latest, std::atomic<long long>& round_now) {
   const auto shards = static_cast<std::size_t>(s.shards);
   const auto servers = static_cast<std::int32_t>(s.servers);
-  lb::zipf_workload workload(shards, servers, s.seed, s.max_memory);
+  // The next round's problem from the current placement, with its exponent (NaN for --drift).
+  std::function<lb::problem(const lb::placement&, double*)> next_round;
+  if (s.drift)
+    next_round = [w = lb::drift_workload(shards, servers, s.seed, *s.drift, s.max_memory)](
+                     const lb::placement& current, double* exponent) mutable {
+      return w.next_round(current, exponent);
+    };
+  else
+    next_round = [w = lb::zipf_workload(shards, servers, s.seed, s.max_memory)](
+                     const lb::placement& current, double* exponent) mutable {
+      return w.next_round(current, exponent);
+    };
   lb::placement current = lb::round_robin_placement(shards, servers);
   run_totals totals;
   for (long long round = 0; round < s.rounds; ++round) {
     double exponent = 0.0;
-    lb::problem p = workload.next_round(current, &exponent);
+    lb::problem p = next_round(current, &exponent);
     p.epsilon = s.epsilon;
     latest.set("");
     auto [rec, result] = solve_round(s, price, p, round, exponent);
@@ -629,7 +675,9 @@ void write_json(int argc, char** argv, const settings& s, const run_totals& tota
   o += "{\n";
   popalloc_cli::run_record run("popalloc-lb", argc, argv);
   if (s.placement_path.empty())
-    run.input("workload", "<generated Zipf loads, seed " + std::to_string(s.seed) + ">");
+    run.input("workload", s.drift ? "<generated drifting loads, sigma " + short_number(*s.drift) +
+                                        ", seed " + std::to_string(s.seed) + ">"
+                                  : "<generated Zipf loads, seed " + std::to_string(s.seed) + ">");
   else
     run.input("placement", s.placement_path);
   popalloc_cli::append_envelope(o, run);
@@ -640,7 +688,9 @@ void write_json(int argc, char** argv, const settings& s, const run_totals& tota
        ",\n  \"seconds\": " + number(total_seconds) + ",\n  \"solver\": " + quoted(s.solver) +
        ",\n  \"relaxation\": " +
        (s.solver == "greedy" ? std::string("null") : quoted(lb::to_string(s.relaxation))) +
-       ",\n  \"pop_parts\": " + std::to_string(s.pop) +
+       ",\n  \"pop_parts\": " + std::to_string(s.pop) + ",\n  \"workload\": " +
+       (!s.placement_path.empty() ? std::string("null") : quoted(s.drift ? "drift" : "zipf")) +
+       ",\n  \"drift\": " + (s.drift ? number(*s.drift) : std::string("null")) +
        ",\n  \"shards\": " + std::to_string(s.shards) +
        ",\n  \"servers\": " + std::to_string(s.servers) +
        ",\n  \"seed\": " + (s.placement_path.empty() ? std::to_string(s.seed) : "null") +
@@ -722,8 +772,9 @@ int run(int argc, char** argv) {
     else
       std::printf(
           "popalloc-lb: %lld shards, %lld servers, %lld rounds (first %lld skipped), seed "
-          "%lld, solver %s, pop k = %d\n",
-          s.shards, s.servers, s.rounds, s.skip, s.seed, s.solver.c_str(), s.pop);
+          "%lld%s, solver %s, pop k = %d\n",
+          s.shards, s.servers, s.rounds, s.skip, s.seed,
+          s.drift ? (", drift " + short_number(*s.drift)).c_str() : "", s.solver.c_str(), s.pop);
     if (verbose)
       std::printf("%6s %7s %8s %10s %10s %10s  %s\n", "round", "z", "moved", "deviation", "seconds",
                   "cpu", "status");

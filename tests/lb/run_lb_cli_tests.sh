@@ -29,9 +29,10 @@ cd "$WORK" || exit 2
 cat >helper.py <<'PYTHON'
 import json, sys
 
-def validate(path, solver, k, rounds, skip):
+def validate(path, solver, k, rounds, skip, workload="zipf"):
     d = json.load(open(path))
     assert d["solver"] == solver, d["solver"]
+    assert d["workload"] == workload, d["workload"]
     assert d["pop_parts"] == k, d["pop_parts"]
     rs = d["rounds"]
     assert len(rs) == rounds, len(rs)
@@ -41,7 +42,10 @@ def validate(path, solver, k, rounds, skip):
             assert key in r, key
         assert isinstance(r["shards_moved"], int) and r["shards_moved"] >= 0
         assert r["max_load_deviation"] >= 0 and r["seconds"] >= 0
-        assert 0.25 <= r["exponent"] < 0.75
+        if workload == "zipf":
+            assert 0.25 <= r["exponent"] < 0.75
+        else:
+            assert r["exponent"] is None, r["exponent"]
         assert isinstance(r["solver_status"], str) and r["solver_status"]
         assert isinstance(r["placement_from"], str) and isinstance(r["message"], str)
         if solver != "milp":
@@ -61,6 +65,19 @@ def main():
     cmd = sys.argv[1]
     if cmd == "validate":
         validate(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+    elif cmd == "drift":
+        # --drift SIGMA: the drift workload's keys, the run's contract, valid against the schema.
+        d = validate(sys.argv[2], "price", 1, int(sys.argv[5]), int(sys.argv[6]), "drift")
+        assert d["drift"] == float(sys.argv[3]), d["drift"]
+        assert d["inputs"]["workload"].startswith("<generated drifting loads"), d["inputs"]
+        try:
+            import jsonschema
+        except ImportError:
+            return
+        jsonschema.validate(d, json.load(open(sys.argv[4])))
+    elif cmd == "zipf_keys":
+        d = json.load(open(sys.argv[2]))
+        assert d["workload"] == "zipf" and d["drift"] is None, (d["workload"], d["drift"])
     elif cmd == "balanced":
         # Every counted round balanced: deviation within epsilon (+ rounding).
         d = json.load(open(sys.argv[2]))
@@ -87,6 +104,7 @@ def main():
     elif cmd == "validate_placement":
         d = json.load(open(sys.argv[2]))
         assert d["seed"] is None and d["skip"] == 0 and d["counted_rounds"] == 1
+        assert d["workload"] is None and d["drift"] is None, (d["workload"], d["drift"])
         assert d["inputs"] == {"placement": "mine.csv"}, d["inputs"]
         assert (d["shards"], d["servers"]) == (41, 8)
         (r,) = d["rounds"]
@@ -134,6 +152,24 @@ check "greedy run exits 0 even when unbalanced" exited 0
 check "greedy JSON contract" json_ok validate greedy.json greedy 1 8 3
 check "greedy cannot split shard 0 (heavier than the band)" json_ok unbalanced_somewhere greedy.json
 check "same seed, same exponents across solvers" json_ok first_rounds_equal price.json greedy.json
+check "zipf run: workload zipf, drift null" json_ok zipf_keys price.json
+
+# --drift: the drift workload (shard popularity drifting), same solvers, same contract.
+run --drift 0.1 --shards 256 --servers 32 --rounds 5 --skip 1 --output drift.json
+check "--drift run exits 0" exited 0
+check "--drift: JSON contract, workload drift, drift 0.1, schema" \
+  json_ok drift drift.json 0.1 "$SCHEMA" 5 1
+check "--drift balances every round" json_ok balanced drift.json 0.05
+check "--drift: the settings line names it" stdout_has "seed 42, drift 0.1, solver price"
+run --drift 0.1 --shards 64 --servers 8 --rounds 3 --skip 1 --verbose
+check "--drift --verbose: no exponent in the round's line" grep -qE "^ +0 +- +[0-9]+ " out.txt
+
+# --consolidate-memory: both ends of the range balance every round.
+for F in 0 1; do
+  run --shards 256 --servers 32 --rounds 6 --skip 1 --consolidate-memory $F --output cons$F.json
+  check "--consolidate-memory $F exits 0" exited 0
+  check "--consolidate-memory $F balances every round" json_ok balanced cons$F.json 0.05
+done
 
 # --time-limit with the core's relaxation: each LP relaxation is cut short, and the rounding and
 # repair still place every shard.
@@ -229,6 +265,11 @@ bad "missing value" "option --rounds needs a value" --rounds
 bad "repeated option" "given twice" --seed 1 --seed 2
 bad "bad milp start" "--milp-start must be price or none" --milp-start cbc
 bad "bad relaxation" "--relaxation must be flow or core" --relaxation simplex
+bad "drift zero" "--drift must be > 0" --drift 0
+bad "drift above 1" "--drift must be in (0, 1]" --drift 2
+bad "drift not a number" "--drift: 'nan' is not a finite number" --drift nan
+bad "consolidate-memory above 1" "--consolidate-memory must be in [0, 1]" --consolidate-memory 1.5
+bad "consolidate-memory below 0" "--consolidate-memory must be >= 0" --consolidate-memory -0.1
 
 # ---- --placement: your own shards, one round, the new placement as CSV --------------------------
 cat >placement.py <<'PYTHON'
@@ -295,6 +336,7 @@ check "--placement with --pop 2: balanced" stdout_has "new placement: balanced"
 check "--placement --verbose: the round's line" grep -qE "^ +0 +- +[0-9]+ " out.txt
 
 bad "--placement with --shards" "--shards does not apply to --placement" --placement mine.csv --shards 8
+bad "--placement with --drift" "--drift does not apply to --placement" --placement mine.csv --drift 0.1
 bad "--new-placement alone" "--new-placement needs --placement" --new-placement x.csv
 bad "--new-placement over the input" "is the same file as the input --placement 'mine.csv'" \
   --placement mine.csv --new-placement mine.csv

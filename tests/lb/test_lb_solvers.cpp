@@ -221,6 +221,53 @@ TEST_CASE("price + repair balances every round of POP's benchmark (256 x 32, 12 
   }
 }
 
+TEST_CASE("drift workload: zipf at 0.5, then log-normal steps, reproducible, balanced by price") {
+  constexpr std::size_t S = 20000;
+  lb::drift_workload w(S, 128, 11, 0.1, 1000.0);
+  const lb::placement none = lb::round_robin_placement(S, 128);
+  double exponent = 0.0;
+  const lb::problem p0 = w.next_round(none, &exponent);
+  CHECK(std::isnan(exponent));
+  CHECK(p0.load == lb::zipf_loads(S, 0.5));  // round 0: no drift
+  CHECK(p0.memory == std::vector<double>(S, 1.0));
+  CHECK(p0.max_memory == 1000.0);
+  CHECK(p0.servers == 128);
+  const lb::problem p1 = w.next_round(none);
+  double sum = 0.0, sum2 = 0.0;
+  for (std::size_t j = 0; j < S; ++j) {
+    const double step = std::log(p1.load[j] / p0.load[j]);
+    sum += step;
+    sum2 += step * step;
+  }
+  const double mean = sum / static_cast<double>(S);
+  const double sd = std::sqrt(sum2 / static_cast<double>(S) - mean * mean);
+  CHECK(std::abs(mean) <= 0.005);
+  CHECK(std::abs(sd - 0.1) <= 0.005);
+
+  // The same seed gives the same rounds; another seed other ones.
+  lb::drift_workload again(S, 128, 11, 0.1, 1000.0), other(S, 128, 12, 0.1, 1000.0);
+  CHECK(again.next_round(none).load == p0.load);
+  CHECK(again.next_round(none).load == p1.load);
+  other.next_round(none);
+  CHECK(other.next_round(none).load != p1.load);
+
+  for (const double sigma : {-0.1, 1.5, std::nan("")})
+    CHECK_THROWS_AS(lb::drift_workload(S, 128, 11, sigma), popalloc::invalid_problem);
+  CHECK_NOTHROW(lb::drift_workload(S, 128, 11, 0.0));
+  CHECK_NOTHROW(lb::drift_workload(S, 128, 11, 1.0));
+
+  lb::drift_workload rounds(1024, 128, 42, 0.1);
+  lb::placement cur = lb::round_robin_placement(1024, 128);
+  for (int round = 0; round < 20; ++round) {
+    CAPTURE(round);
+    const lb::problem p = rounds.next_round(cur);
+    const auto r = lb::solve_price(p);
+    CHECK(r.status == lb::lb_status::balanced);
+    CHECK(lb::check(p, r.result).feasible);
+    cur = r.result;
+  }
+}
+
 TEST_CASE("POP split: partial loads add up, groups meet their targets") {
   lb::zipf_workload w(96, 12, 7);
   const lb::problem p = w.next_round(lb::round_robin_placement(96, 12));

@@ -106,7 +106,8 @@ struct price_options {
   /// The repair frees a replica that carries a small part (moving the part onto the shard's
   /// other replicas) only on servers whose memory is at least this fraction of max_memory. Below
   /// it the spare replicas stay: they cost no move now and let the next round re-route load
-  /// without moving data. 0 frees every replica it can (one replica per shard where possible).
+  /// without moving data. 0 frees every replica it can (one replica per shard where possible);
+  /// a repair that the kept replicas leave unbalanced runs again with 0. Must be in [0, 1].
   double consolidate_memory = 0.75;
   /// Called as `progress` says (keep_flow: once at stage lp, when it is solved); with pop_solve()
   /// once per part's solve, one part after another.
