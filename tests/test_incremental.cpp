@@ -7,10 +7,15 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
 
+#include <popalloc/detail/best_response.hpp>
+#include <popalloc/detail/engine.hpp>
+#include <popalloc/detail/interior_point.hpp>
+#include <popalloc/detail/relative_gap.hpp>
 #include <popalloc/incremental.hpp>
 
 #include "support/instances.hpp"
@@ -417,4 +422,101 @@ TEST_CASE("incremental_solver: at g(0) a re-plan carries the allocation over") {
   const popalloc::solve_result shrunk_cold = inc.solve_cold();
   CHECK(shrunk.primal_objective <= shrunk_cold.dual_bound + 1e-9);
   CHECK(shrunk_cold.primal_objective <= shrunk.dual_bound + 1e-9);
+}
+
+namespace {
+
+/// g(p) of `p` at `prices` from every job's exact best response: the bound a re-plan certified at
+/// the last prices claims, summed afresh over all the jobs.
+template <class Utility>
+double dual_at(const popalloc::dense_problem<double>& p, const Eigen::VectorXd& prices,
+               const Utility& utility) {
+  popalloc::detail::host_executor host(1);
+  const popalloc::detail::problem_storage<popalloc::detail::host_executor,
+                                          popalloc::dense_problem<double>>
+      storage(host, p);
+  double g = prices.dot(p.capacity);
+  for (Eigen::Index i = 0; i < p.jobs(); ++i)
+    g += popalloc::detail::walk_hull(storage.view, i, prices.data(), utility,
+                                     storage.view.parameters(i), 0.0, -1)
+             .excess;
+  return g;
+}
+
+/// Two rounds of a few changes after a tight solve: each re-plan is certified at the last
+/// prices with no dual evaluation, and its bound, objective and usage are those of the changed
+/// problem summed afresh; a cold solve agrees. Then a resource closes and the solver evaluates.
+template <class Utility>
+void check_priced_carry(double target_share, double tolerance) {
+  using solver = popalloc::incremental_solver<Utility, double, test_backend>;
+  constexpr int m = 4;
+  std::mt19937_64 rng(11);
+  popalloc::solver_options options;
+  options.relative_gap = 1e-7;
+  solver inc(Eigen::VectorXd::Constant(m, 300.0), options);
+  auto draw = [&] {
+    Eigen::RowVectorXd a(m);
+    for (int j = 0; j < m; ++j) a[j] = uniform(rng, 0.2, 1.0) * (1.0 + 0.3 * j);
+    return a;
+  };
+  auto add = [&] {
+    const Eigen::RowVectorXd a = draw();
+    return inc.add_job(a, uniform(rng, 1.0, 2.0),
+                       Utility::uses_target ? target_share * a.maxCoeff() : 0.0);
+  };
+  std::vector<typename solver::job_id> ids;
+  for (int k = 0; k < 2000; ++k) ids.push_back(add());
+  const popalloc::solve_result first = inc.solve();
+  REQUIRE(first.status == popalloc::solve_status::converged);
+  REQUIRE(first.dual_bound < first.trivial_bound);  // priced: the bound is not g(0)
+  inc.options().relative_gap = tolerance;
+
+  for (int round = 0; round < 2; ++round) {
+    inc.remove_job(ids[static_cast<std::size_t>(10 + round)]);
+    ids.push_back(add());
+    inc.update_throughput(ids[static_cast<std::size_t>(100 + round)], draw());
+    inc.update_weight(ids[static_cast<std::size_t>(200 + round)], 1.5);
+    const popalloc::solve_result carried = inc.solve();
+    CHECK(carried.status == popalloc::solve_status::converged);
+    CHECK(carried.iterations == 0);
+    CHECK(carried.relative_gap <= tolerance);
+    CHECK(carried.prices == first.prices);
+    const auto& p = inc.problem();
+    CHECK(dual_at(p, carried.prices, Utility{}) ==
+          doctest::Approx(carried.dual_bound).epsilon(1e-11));
+    CHECK(popalloc_test::recomputed_objective(p, Utility{}, carried) ==
+          doctest::Approx(carried.primal_objective).epsilon(1e-11));
+    CHECK(popalloc_test::allocation_violation(p, carried) <= 1e-9);
+    const popalloc::detail::measured_gap gap = popalloc::detail::measure_gap(
+        carried.dual_bound, carried.primal_objective, popalloc::gap_measure::automatic,
+        popalloc::detail::gap_references_of(p, Utility{}));
+    CHECK(carried.gap_scale == doctest::Approx(gap.scale).epsilon(1e-12));
+    CHECK(std::string(carried.gap_scale_name) == gap.scale_name);
+    const popalloc::solve_result cold = inc.solve_cold();
+    REQUIRE(cold.status == popalloc::solve_status::converged);
+    CHECK(carried.primal_objective <= cold.dual_bound + 1e-9);
+    CHECK(cold.primal_objective <= carried.dual_bound + 1e-9);
+  }
+
+  inc.set_capacity(1, 0.0);  // every job loses an option: the sums at the last prices go
+  const popalloc::solve_result closed = inc.solve();
+  CHECK(closed.status == popalloc::solve_status::converged);
+  CHECK(closed.iterations > 0);
+  CHECK(popalloc_test::allocation_violation(inc.problem(), closed) <= 1e-9);
+}
+
+}  // namespace
+
+TEST_CASE("incremental_solver: at the last prices a re-plan needs no dual evaluation (log)") {
+  check_priced_carry<popalloc::utility::log>(0.0, 1e-3);
+}
+
+TEST_CASE("incremental_solver: at the last prices a re-plan needs no dual evaluation (linear)") {
+  check_priced_carry<popalloc::utility::linear>(0.0, 1e-3);
+}
+
+TEST_CASE(
+    "incremental_solver: at the last prices a re-plan needs no dual evaluation (target "
+    "priority)") {
+  check_priced_carry<popalloc::utility::target_priority>(0.8, 5e-3);
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "popalloc/backend/cpu.hpp"
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/carried_allocation.hpp"
+#include "popalloc/detail/priced_carry.hpp"
 #include "popalloc/detail/sample_start.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
@@ -187,6 +189,7 @@ class incremental_solver {
   void remove_job(job_id id) {
     merge_arrivals();
     const Eigen::Index i = find(id), last = live_ - 1;
+    retire(i);
     if (i != last) {
       problem_.throughput.row(i) = problem_.throughput.row(last);
       problem_.weight[i] = problem_.weight[last];
@@ -207,6 +210,7 @@ class incremental_solver {
     merge_arrivals();
     const Eigen::Index i = find(id);
     check_job(throughput, weight_of(i), target_of(i), demand_of(i), "job " + std::to_string(id));
+    retire(i);
     problem_.throughput.row(i) = throughput.template cast<Scalar>();
     changed(i);
   }
@@ -215,6 +219,7 @@ class incremental_solver {
     const Eigen::Index i = find(id);
     check_job(problem_.throughput.row(i).template cast<double>(), weight, target_of(i),
               demand_of(i), "job " + std::to_string(id));
+    retire(i);
     problem_.weight[i] = static_cast<Scalar>(weight);
     changed(i);
   }
@@ -223,6 +228,7 @@ class incremental_solver {
     const Eigen::Index i = find(id);
     check_job(problem_.throughput.row(i).template cast<double>(), weight_of(i), target,
               demand_of(i), "job " + std::to_string(id));
+    retire(i);
     if (Utility::uses_target) problem_.target[i] = static_cast<Scalar>(target);
     changed(i);
   }
@@ -231,6 +237,7 @@ class incremental_solver {
     const Eigen::Index i = find(id);
     check_job(problem_.throughput.row(i).template cast<double>(), weight_of(i), target_of(i),
               demand, "job " + std::to_string(id));
+    retire(i);
     write_demand(i, demand);
     changed(i);
   }
@@ -242,6 +249,7 @@ class incremental_solver {
       throw invalid_problem("resource " + std::to_string(resource) + " does not exist (there are " +
                             std::to_string(resources()) + ")");
     check_capacity(capacity, resource);
+    if ((capacity == 0) != (problem_.capacity[resource] == 0)) ledger_.active = false;
     problem_.capacity[resource] = capacity;
   }
   void set_capacities(const Eigen::VectorXd& capacity) {
@@ -250,6 +258,10 @@ class incremental_solver {
                             " entries, the problem has " + std::to_string(resources()) +
                             " resources");
     for (Eigen::Index j = 0; j < capacity.size(); ++j) check_capacity(capacity[j], j);
+    // Opening or closing a resource changes every job's options, so the ledger's sums go.
+    if (problem_.capacity.size() == capacity.size())
+      for (Eigen::Index j = 0; j < capacity.size(); ++j)
+        if ((capacity[j] == 0) != (problem_.capacity[j] == 0)) ledger_.active = false;
     problem_.capacity = capacity;
   }
 
@@ -257,6 +269,7 @@ class incremental_solver {
   /// last prices.
   void forget_prices() {
     warm_ = {};
+    ledger_.active = false;
     forget_allocation();
   }
 
@@ -267,6 +280,7 @@ class incremental_solver {
     settle();
     if constexpr (Utility::piecewise_linear)
       if (auto carried = carry_over()) return std::move(*carried);
+    if (auto carried = carry_at_prices()) return std::move(*carried);
     if (warm_.prices.size() != resources()) return remember(solve_fresh(callback, options_));
     const detail::stopwatch clock;
     solver_options warm_options = options_;
@@ -301,6 +315,7 @@ class incremental_solver {
   /// A cold solve whose jobs' search starts are kept for the next warm one.
   solve_result solve_fresh(const progress_callback& callback, const solver_options& options) {
     memory_ = {};
+    memory_row_.clear();
     return detail::solve_as<Backend>(detail::solve_role::full, problem_, utility_, options,
                                      callback, {}, &memory_);
   }
@@ -322,10 +337,23 @@ class incremental_solver {
     return result;
   }
 
+  /// Takes row i out of the price ledger before its data changes or it leaves (once: its origin
+  /// is -1 after).
+  void retire(Eigen::Index i) {
+    if (!ledger_.active) return;
+    detail::host_executor host(1);
+    const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
+                                                                                        problem_);
+    ledger_.retire(storage.view, i, origin_[static_cast<std::size_t>(i)], last_allocation_,
+                   utility_);
+  }
+
   /// The allocation the next solve may carry over (detail::carries_over), with every row's
   /// origin its own.
   void remember_allocation(const solve_result& result) {
-    if (Utility::piecewise_linear && detail::carries_over(result)) {
+    at_g0_ = Utility::piecewise_linear && detail::carries_over(result);
+    ledger_.open(result, problem_.capacity);
+    if (at_g0_ || ledger_.active) {
       last_allocation_ = result.allocation;
     } else {
       forget_allocation();
@@ -333,13 +361,17 @@ class incremental_solver {
     for (std::size_t i = 0; i < origin_.size(); ++i) origin_[i] = static_cast<std::int64_t>(i);
   }
 
-  void forget_allocation() { last_allocation_ = allocation(); }
+  void forget_allocation() {
+    last_allocation_ = allocation();
+    at_g0_ = false;
+    ledger_.active = false;
+  }
 
   /// The last allocation carried over to the problem as it stands, when that certifies it
   /// (detail::carry_allocation_over). The next warm solve still starts from the last solve's
-  /// prices and level; the jobs' search starts move to their rows now.
+  /// prices and level; the jobs' search starts follow their rows (follow_memory).
   std::optional<solve_result> carry_over() {
-    if (last_allocation_.jobs() == 0) return {};
+    if (!at_g0_ || last_allocation_.jobs() == 0) return {};
     const detail::stopwatch clock;
     detail::host_executor host(1);
     const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
@@ -348,7 +380,44 @@ class incremental_solver {
         storage.view, problem_.capacity, utility_, options_, last_allocation_, origin_,
         detail::method_constants::capacity_margin);
     if (!carried) return {};
-    carry_memory();
+    follow_memory();
+    remember_allocation(*carried);
+    carried->timings.setup_seconds = clock.seconds();
+    return carried;
+  }
+
+  /// The kept rows and the changed jobs' best responses at the last prices, when they certify
+  /// the problem as it stands (detail::carry_at_prices). The next warm solve starts where the
+  /// last one did.
+  std::optional<solve_result> carry_at_prices() {
+    if (!ledger_.active || last_allocation_.jobs() == 0) return {};
+    // An attempt costs its hull walks for nothing at a churn the sums cannot absorb. So it is
+    // skipped where the gap's growth per changed job that the last certified re-plan measured
+    // predicts more than twice the tolerance (the margin because a skipped attempt that would
+    // have certified costs a warm solve, several times a failed one), and after one failed with
+    // k changed jobs it is not repeated with k or more until one certifies.
+    const auto changed_rows = static_cast<std::size_t>(
+        std::count_if(origin_.begin(), origin_.end(), [](std::int64_t from) { return from < 0; }));
+    if (changed_rows >= carry_limit_) return {};
+    const double predicted_gap =
+        ledger_.start_gap + gap_per_change_ * static_cast<double>(changed_rows);
+    if (options_.absolute_gap == 0.0 && predicted_gap > 2.0 * options_.relative_gap) return {};
+    const double start_gap = ledger_.start_gap;
+    const detail::stopwatch clock;
+    detail::host_executor host(1);
+    const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
+                                                                                        problem_);
+    std::optional<solve_result> carried =
+        detail::carry_at_prices(storage.view, problem_, utility_, options_, last_allocation_,
+                                origin_, ledger_, detail::method_constants::capacity_margin);
+    if (!carried) {
+      carry_limit_ = changed_rows;
+      return {};
+    }
+    carry_limit_ = std::numeric_limits<std::size_t>::max();
+    gap_per_change_ = std::max(0.0, carried->relative_gap - start_gap) /
+                      static_cast<double>(std::max<std::size_t>(changed_rows, 1));
+    follow_memory();
     remember_allocation(*carried);
     carried->timings.setup_seconds = clock.seconds();
     return carried;
@@ -357,8 +426,27 @@ class incremental_solver {
   /// A job whose data changed starts its searches afresh.
   void changed(Eigen::Index i) { origin_[static_cast<std::size_t>(i)] = -1; }
 
-  /// Moves each job's search start to its row now (rows moved by removals; arrivals and changed
-  /// jobs start afresh). The memory is empty before the first warm solve and after a cold one.
+  /// The memory row of the search start of row i now (rows moved by removals take theirs along;
+  /// arrivals and changed jobs start afresh: -1).
+  std::int64_t memory_row(std::size_t i) const {
+    const std::int64_t from = origin_[i];
+    if (from < 0 || memory_row_.empty()) return from;
+    return static_cast<std::size_t>(from) < memory_row_.size()
+               ? memory_row_[static_cast<std::size_t>(from)]
+               : -1;
+  }
+
+  /// After an answer that evaluated nothing: the memory stays where it is and only the map from
+  /// rows to its rows follows the rows (a copy of the memory per re-plan would cost more than
+  /// the re-plan's own work at a million jobs).
+  void follow_memory() {
+    std::vector<std::int64_t> map(origin_.size());
+    for (std::size_t i = 0; i < origin_.size(); ++i) map[i] = memory_row(i);
+    memory_row_ = std::move(map);
+  }
+
+  /// Moves each job's search start to its row now, before a warm solve. The memory is empty
+  /// before the first warm solve and after a cold one.
   void carry_memory() {
     const std::size_t n = origin_.size();
     auto& exec = executor_;
@@ -368,7 +456,7 @@ class incremental_solver {
       std::vector<value> old(memory.size()), now(n);
       exec.download(memory, old.data());
       for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t from = origin_[i];
+        const std::int64_t from = memory_row(i);
         now[i] = from >= 0 && static_cast<std::size_t>(from) < old.size()
                      ? old[static_cast<std::size_t>(from)]
                      : fresh;
@@ -377,6 +465,7 @@ class incremental_solver {
     };
     gather(memory_.slope, 0.0);
     gather(memory_.slack, std::int32_t{1});
+    memory_row_.clear();
   }
 
   /// No jobs: the empty allocation, certified by prices 0 (g(0) = 0 = the objective).
@@ -522,8 +611,18 @@ class incremental_solver {
   using executor = typename detail::executor_for<Backend>::type;
   executor executor_{1};
   detail::job_memory<executor> memory_;
+  /// Per row of the last answer: the row of memory_ with its search start, -1 for none; empty
+  /// when they are the same rows (follow_memory).
+  std::vector<std::int64_t> memory_row_;
   detail::warm_state warm_;
-  allocation last_allocation_;  ///< rows of the last answer when it reached g(0), else empty
+  /// Rows of the last answer when it reached g(0) (at_g0_) or opened the price ledger, else empty.
+  allocation last_allocation_;
+  bool at_g0_ = false;
+  detail::price_ledger ledger_;  ///< the last answer's sums at its prices (priced_carry.hpp)
+  /// carry_at_prices is tried with fewer changed jobs than this only (its last failure's count).
+  std::size_t carry_limit_ = std::numeric_limits<std::size_t>::max();
+  /// The relative gap the last certified re-plan added per changed job (0: none measured yet).
+  double gap_per_change_ = 0.0;
 };
 
 }  // namespace popalloc

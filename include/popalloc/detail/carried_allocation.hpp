@@ -121,32 +121,60 @@ void place_greedily(const dense_view<Scalar>& view, const Utility& utility, std:
   rows.throughput[i] = t;
 }
 
-/// The carried allocation in job order: the placed jobs' rows, the others' from `last`.
+/// The carried allocation in job order: the placed jobs' rows, the others' from `last`. Runs of
+/// rows that were consecutive in `last` (all but the few a change touched or a removal moved)
+/// are copied in one block each.
 inline allocation assemble_rows(const carried_rows& rows, const allocation& last,
                                 const std::vector<std::int64_t>& origin) {
   const std::size_t n = origin.size();
+  std::size_t placed_entries = 0;
+  for (const auto& row : rows.placed) placed_entries += row.size();
   allocation a;
-  a.job_offset.assign(n + 1, 0);
-  a.option.reserve(last.option.size() + rows.to_place.size());
-  a.fraction.reserve(last.option.size() + rows.to_place.size());
-  std::size_t next_placed = 0;  // to_place is increasing
-  for (std::size_t i = 0; i < n; ++i) {
+  a.job_offset.resize(n + 1);
+  a.job_offset[0] = 0;
+  std::size_t kept_entries = 0;
+  for (std::size_t i = 0, next_placed = 0; i < n; ++i) {
+    if (next_placed < rows.to_place.size() &&
+        rows.to_place[next_placed] == static_cast<Eigen::Index>(i)) {
+      ++next_placed;
+      continue;
+    }
+    const auto from = static_cast<std::size_t>(origin[i]);
+    kept_entries += static_cast<std::size_t>(last.job_offset[from + 1] - last.job_offset[from]);
+  }
+  a.option.resize(kept_entries + placed_entries);
+  a.fraction.resize(kept_entries + placed_entries);
+  std::size_t at = 0, next_placed = 0;  // to_place is increasing
+  for (std::size_t i = 0; i < n;) {
     if (next_placed < rows.to_place.size() &&
         rows.to_place[next_placed] == static_cast<Eigen::Index>(i)) {
       for (const auto& [j, x] : rows.placed[next_placed]) {
-        a.option.push_back(j);
-        a.fraction.push_back(x);
+        a.option[at] = j;
+        a.fraction[at] = x;
+        ++at;
       }
       ++next_placed;
-    } else {
-      const auto from = static_cast<std::size_t>(origin[i]);
-      const auto begin = static_cast<std::ptrdiff_t>(last.job_offset[from]);
-      const auto end = static_cast<std::ptrdiff_t>(last.job_offset[from + 1]);
-      a.option.insert(a.option.end(), last.option.begin() + begin, last.option.begin() + end);
-      a.fraction.insert(a.fraction.end(), last.fraction.begin() + begin,
-                        last.fraction.begin() + end);
+      a.job_offset[++i] = static_cast<std::int64_t>(at);
+      continue;
     }
-    a.job_offset[i + 1] = static_cast<std::int64_t>(a.option.size());
+    // The run of kept rows i, i + 1, ... that were consecutive in `last`.
+    const std::size_t stop = next_placed < rows.to_place.size()
+                                 ? static_cast<std::size_t>(rows.to_place[next_placed])
+                                 : n;
+    std::size_t end = i + 1;
+    while (end < stop && origin[end] == origin[end - 1] + 1) ++end;
+    const auto first = static_cast<std::size_t>(origin[i]);
+    const std::int64_t begin = last.job_offset[first];
+    const auto count = static_cast<std::size_t>(last.job_offset[first + (end - i)] - begin);
+    std::copy_n(last.option.begin() + begin, count,
+                a.option.begin() + static_cast<std::ptrdiff_t>(at));
+    std::copy_n(last.fraction.begin() + begin, count,
+                a.fraction.begin() + static_cast<std::ptrdiff_t>(at));
+    const std::int64_t shift = static_cast<std::int64_t>(at) - begin;
+    for (std::size_t k = i; k < end; ++k)
+      a.job_offset[k + 1] = last.job_offset[first + (k - i) + 1] + shift;
+    at += count;
+    i = end;
   }
   return a;
 }
