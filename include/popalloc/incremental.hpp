@@ -391,18 +391,13 @@ class incremental_solver {
   /// last one did.
   std::optional<solve_result> carry_at_prices() {
     if (!ledger_.active || last_allocation_.jobs() == 0) return {};
-    // An attempt costs its hull walks for nothing at a churn the sums cannot absorb. So it is
-    // skipped where the gap's growth per changed job that the last certified re-plan measured
-    // predicts more than twice the tolerance (the margin because a skipped attempt that would
-    // have certified costs a warm solve, several times a failed one), and after one failed with
-    // k changed jobs it is not repeated with k or more until one certifies.
+    // An attempt that fails costs its hull walks (and a pass over the kept rows) for nothing.
+    // After one failed with k changed jobs it is not repeated with k or more until one
+    // certifies: a skipped attempt that would have certified costs a warm solve, several failed
+    // ones, and how the gap grows with the change depends on the instance.
     const auto changed_rows = static_cast<std::size_t>(
         std::count_if(origin_.begin(), origin_.end(), [](std::int64_t from) { return from < 0; }));
     if (changed_rows >= carry_limit_) return {};
-    const double predicted_gap =
-        ledger_.start_gap + gap_per_change_ * static_cast<double>(changed_rows);
-    if (options_.absolute_gap == 0.0 && predicted_gap > 2.0 * options_.relative_gap) return {};
-    const double start_gap = ledger_.start_gap;
     const detail::stopwatch clock;
     detail::host_executor host(1);
     const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
@@ -415,8 +410,6 @@ class incremental_solver {
       return {};
     }
     carry_limit_ = std::numeric_limits<std::size_t>::max();
-    gap_per_change_ = std::max(0.0, carried->relative_gap - start_gap) /
-                      static_cast<double>(std::max<std::size_t>(changed_rows, 1));
     follow_memory();
     remember_allocation(*carried);
     carried->timings.setup_seconds = clock.seconds();
@@ -621,8 +614,6 @@ class incremental_solver {
   detail::price_ledger ledger_;  ///< the last answer's sums at its prices (priced_carry.hpp)
   /// carry_at_prices is tried with fewer changed jobs than this only (its last failure's count).
   std::size_t carry_limit_ = std::numeric_limits<std::size_t>::max();
-  /// The relative gap the last certified re-plan added per changed job (0: none measured yet).
-  double gap_per_change_ = 0.0;
 };
 
 }  // namespace popalloc

@@ -91,31 +91,45 @@ carried_rows keep_unchanged(const dense_view<Scalar>& view, const allocation& la
   return out;
 }
 
-/// Places job to_place[q] on its fastest resources with room (usage below `room`), up to its
-/// throughput_goal.
+/// Gives placed job to_place[q] up to `free_time` more time on its fastest resources with room
+/// (usage below `room`), up to its throughput_goal where its utility is piecewise linear, and
+/// sets its throughput. An arrival starts from an empty row and all of its time; a job cut on a
+/// full resource gets back the time it gave (a log job cut to no throughput would lose all its
+/// utility), and one whose best response left time idle at a kink gets that time while capacity
+/// is left.
 template <class Utility, class Scalar>
-void place_greedily(const dense_view<Scalar>& view, const Utility& utility, std::size_t q,
-                    const Eigen::VectorXd& room, carried_rows& rows) {
+void fill_free_time(const dense_view<Scalar>& view, const Utility& utility, std::size_t q,
+                    double free_time, const Eigen::VectorXd& room, carried_rows& rows) {
   const Eigen::Index i = rows.to_place[q];
+  auto& row = rows.placed[q];
+  double t = 0.0;
+  for (const auto& [j, x] : row) t += x * view.value(i, j);
+  double goal = fastest_open(view, i);
+  if constexpr (Utility::piecewise_linear)
+    goal = throughput_goal(utility, view.parameters(i), goal);
+  rows.throughput[i] = t;
+  if (!(free_time > 0.0) || !(t < goal)) return;
   std::vector<std::int32_t> order(static_cast<std::size_t>(view.m));
   std::iota(order.begin(), order.end(), std::int32_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) {
-    return view.value(i, x) > view.value(i, y);
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    return view.value(i, a) > view.value(i, b);
   });
-  const double goal = throughput_goal(utility, view.parameters(i), fastest_open(view, i));
-  double time_left = 1.0, t = 0.0;
-  auto& row = rows.placed[q];
   for (const std::int32_t j : order) {
-    const double speed = view.value(i, j);
-    if (!(t < goal) || !(time_left > 0.0) || !(speed > 0.0)) break;
-    const double d = view.amount(i, j);
-    double x = std::min(time_left, (goal - t) / speed);
+    const double speed = view.value(i, j), d = view.amount(i, j);
+    if (!(t < goal) || !(free_time > 0.0) || !(speed > 0.0)) break;
+    double x = std::min(free_time, (goal - t) / speed);
     if (d > 0.0) x = std::min(x, (room[j] - rows.usage[j]) / d);
     if (!(x > 0.0)) continue;
-    row.emplace_back(j, x);
+    const auto at =
+        std::find_if(row.begin(), row.end(), [&](const auto& e) { return e.first == j; });
+    if (at != row.end()) {
+      at->second += x;
+    } else {
+      row.emplace_back(j, x);
+    }
     rows.usage[j] += d * x;
     t += x * speed;
-    time_left -= x;
+    free_time -= x;
   }
   std::sort(row.begin(), row.end());  // options in increasing order, as the solver returns them
   rows.throughput[i] = t;
@@ -196,7 +210,7 @@ std::optional<solve_result> carry_allocation_over(
   const Eigen::VectorXd room = capacity * (1.0 - margin);
   if ((rows.usage.array() > room.array()).any()) return {};  // capacities shrank under them
   for (std::size_t q = 0; q < rows.to_place.size(); ++q)
-    place_greedily(view, utility, q, room, rows);
+    fill_free_time(view, utility, q, 1.0, room, rows);
 
   // Decided before the rows are assembled: most of a failed attempt's cost would be theirs.
   double objective = 0.0, unlimited = 0.0, idle = 0.0;

@@ -10,16 +10,16 @@
 /// data changes. The jobs that arrived or changed add their terms at p and take their exact best
 /// response there (at most two options each); the others keep their rows of the last allocation,
 /// whose objective and usage are likewise kept as sums. g(p) of the changed problem is then an
-/// exact dual bound, and the allocation a feasible one once the changed jobs give back what they
-/// take beyond the capacities. When the two meet the tolerance the re-plan costs O(changed jobs)
-/// hull walks and the copy of the result, instead of dual evaluations over every job; otherwise
-/// the caller solves from these prices.
+/// exact dual bound, and the allocation a feasible one once the time worth least on the
+/// resources they overfill gives way (give_way.hpp). When the two meet the tolerance the re-plan
+/// costs O(changed jobs) hull walks and the copy of the result, or, where the kept rows must give
+/// way too, a pass over them, instead of dual evaluations over every job; otherwise the caller
+/// solves from these prices.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -30,6 +30,7 @@
 #include "popalloc/detail/best_response.hpp"
 #include "popalloc/detail/carried_allocation.hpp"
 #include "popalloc/detail/dense_view.hpp"
+#include "popalloc/detail/give_way.hpp"
 #include "popalloc/detail/interior_point.hpp"
 #include "popalloc/detail/relative_gap.hpp"
 #include "popalloc/options.hpp"
@@ -46,11 +47,13 @@ struct price_ledger {
   Eigen::VectorXd final_prices;  ///< where the next warm solve starts (solve_result::final_prices)
   double smoothing = 0.0;        ///< the level the next warm solve starts at
   double start_gap = 0.0;        ///< the relative gap of the answer the sums are from
-  double dual_terms = 0.0;       ///< sum_i h_i(p) over the kept jobs
-  double unlimited_terms = 0.0;  ///< sum_i h_i(0) over the kept jobs (the trivial bound's)
-  double objective = 0.0;        ///< sum_i f_i(t_i) over the kept jobs' rows
-  Eigen::VectorXd usage;         ///< the kept jobs' rows' usage
-  Eigen::VectorXd throughput;    ///< t_i by the job's row in the last answer
+  double start_duality_gap = 0.0;     ///< its absolute gap
+  double dual_terms = 0.0;            ///< sum_i h_i(p) over the kept jobs
+  double unlimited_terms = 0.0;       ///< sum_i h_i(0) over the kept jobs (the trivial bound's)
+  double objective = 0.0;             ///< sum_i f_i(t_i) over the kept jobs' rows
+  Eigen::VectorXd usage;              ///< the kept jobs' rows' usage
+  Eigen::VectorXd throughput;         ///< t_i by the job's row in the last answer
+  Eigen::VectorXd zero;               ///< prices 0, where h_i is the trivial bound's term
   std::vector<unsigned char> closed;  ///< resources of capacity 0 at p (their pattern is fixed)
 
   /// Starts from a converged answer whose bound is g(prices) below the trivial bound; otherwise
@@ -65,11 +68,13 @@ struct price_ledger {
     final_prices = r.final_prices;
     smoothing = r.smoothing;
     start_gap = std::isfinite(r.relative_gap) ? r.relative_gap : 0.0;
+    start_duality_gap = std::isfinite(r.duality_gap) ? std::max(0.0, r.duality_gap) : 0.0;
     dual_terms = r.dual_bound - r.prices.dot(capacity);
     unlimited_terms = r.trivial_bound;
     objective = r.primal_objective;
     usage = r.usage;
     throughput = r.throughput;
+    zero = Eigen::VectorXd::Zero(capacity.size());
     closed = closed_pattern(capacity);
   }
 
@@ -87,7 +92,6 @@ struct price_ledger {
               const allocation& last, const Utility& utility) {
     if (!active || from < 0 || static_cast<std::size_t>(from) >= last.jobs()) return;
     const job_parameters job = view.parameters(i);
-    const Eigen::VectorXd zero = Eigen::VectorXd::Zero(prices.size());
     dual_terms -= walk_hull(view, i, prices.data(), utility, job, 0.0, -1).excess;
     unlimited_terms -= walk_hull(view, i, zero.data(), utility, job, 0.0, -1).excess;
     objective -= utility.value(throughput[from], job);
@@ -113,7 +117,6 @@ placed_responses respond_at_prices(const dense_view<Scalar>& view, const Utility
   carried_rows& rows = out.rows;
   rows.usage = ledger.usage;
   rows.throughput = Eigen::VectorXd::Zero(view.n);
-  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(view.m);
   for (Eigen::Index i = 0; i < view.n; ++i) {
     const std::int64_t from = origin[static_cast<std::size_t>(i)];
     if (from >= 0 && static_cast<std::size_t>(from) < last_jobs) {
@@ -123,7 +126,7 @@ placed_responses respond_at_prices(const dense_view<Scalar>& view, const Utility
     const job_parameters job = view.parameters(i);
     const segment s = walk_hull(view, i, ledger.prices.data(), utility, job, 0.0, -1);
     out.dual_terms += s.excess;
-    out.unlimited_terms += walk_hull(view, i, zero.data(), utility, job, 0.0, -1).excess;
+    out.unlimited_terms += walk_hull(view, i, ledger.zero.data(), utility, job, 0.0, -1).excess;
     std::vector<std::pair<std::int32_t, double>> row;
     if (s.left >= 0 && s.theta < 1.0) row.emplace_back(s.left, 1.0 - s.theta);
     if (s.right >= 0 && s.theta > 0.0) row.emplace_back(s.right, s.theta);
@@ -140,61 +143,19 @@ placed_responses respond_at_prices(const dense_view<Scalar>& view, const Utility
   return out;
 }
 
-/// Gives placed job to_place[q] up to `free_time` more time on its fastest resources with room, up
-/// to its throughput_goal, and sets its throughput: the time a job gave back on a full resource
-/// (a log job cut to no throughput would lose all its utility), or that its best response left
-/// idle at a kink of a piecewise-linear utility while capacity is left.
+/// Where the usage exceeds `room` on a resource, the placed jobs give back their share of the
+/// excess there (their fractions scaled alike): for a strictly concave utility a cut spread over
+/// many jobs loses less than one taken from the cheapest few. Records the jobs cut (job order)
+/// and what the cuts took in `out`. False when the kept rows alone exceed a capacity.
 template <class Utility, class Scalar>
-void refill_free_time(const dense_view<Scalar>& view, const Utility& utility, std::size_t q,
-                      double free_time, const Eigen::VectorXd& room, carried_rows& rows) {
-  const Eigen::Index i = rows.to_place[q];
-  auto& row = rows.placed[q];
-  double t = 0.0;
-  for (const auto& [j, x] : row) t += x * view.value(i, j);
-  double goal = fastest_open(view, i);
-  if constexpr (Utility::piecewise_linear)
-    goal = throughput_goal(utility, view.parameters(i), goal);
-  rows.throughput[i] = t;
-  if (!(free_time > 0.0) || !(t < goal)) return;
-  std::vector<std::int32_t> order(static_cast<std::size_t>(view.m));
-  std::iota(order.begin(), order.end(), std::int32_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
-    return view.value(i, a) > view.value(i, b);
-  });
-  for (const std::int32_t j : order) {
-    const double speed = view.value(i, j), d = view.amount(i, j);
-    if (!(t < goal) || !(free_time > 0.0) || !(speed > 0.0)) break;
-    double x = std::min(free_time, (goal - t) / speed);
-    if (d > 0.0) x = std::min(x, (room[j] - rows.usage[j]) / d);
-    if (!(x > 0.0)) continue;
-    const auto at =
-        std::find_if(row.begin(), row.end(), [&](const auto& e) { return e.first == j; });
-    if (at != row.end()) {
-      at->second += x;
-    } else {
-      row.emplace_back(j, x);
-    }
-    rows.usage[j] += d * x;
-    t += x * speed;
-    free_time -= x;
-  }
-  std::sort(row.begin(), row.end());
-  rows.throughput[i] = t;
-}
-
-/// Where the usage exceeds (1 - margin) of a capacity, the placed jobs give back their share of
-/// the excess on that resource (their fractions there scaled alike); false when the kept rows
-/// alone exceed it. The placed jobs' free time then goes to their fastest resources with room
-/// (refill_free_time).
-template <class Utility, class Scalar>
-bool fit_placed(const dense_view<Scalar>& view, const Utility& utility,
-                const Eigen::VectorXd& capacity, double margin, carried_rows& rows) {
+bool share_excess(const dense_view<Scalar>& view, const Utility& utility,
+                  const Eigen::VectorXd& capacity, const Eigen::VectorXd& room, carried_rows& rows,
+                  given_way& out) {
   const Eigen::Index m = capacity.size();
   Eigen::VectorXd placed_usage = Eigen::VectorXd::Zero(m);
   for (std::size_t q = 0; q < rows.to_place.size(); ++q)
     for (const auto& [j, x] : rows.placed[q])
       placed_usage[j] += view.amount(rows.to_place[q], j) * x;
-  const Eigen::VectorXd room = capacity * (1.0 - margin);
   Eigen::VectorXd factor = Eigen::VectorXd::Ones(m);
   for (Eigen::Index j = 0; j < m; ++j) {
     if (!(rows.usage[j] > room[j])) continue;
@@ -205,26 +166,55 @@ bool fit_placed(const dense_view<Scalar>& view, const Utility& utility,
     factor[j] = placed_usage[j] > 0.0 ? (limit - kept) / placed_usage[j] : 1.0;
     rows.usage[j] = kept + factor[j] * placed_usage[j];
   }
+  for (std::size_t q = 0; q < rows.to_place.size(); ++q) {
+    const Eigen::Index i = rows.to_place[q];
+    double lost_throughput = 0.0;
+    for (auto& [j, x] : rows.placed[q]) {
+      lost_throughput += (1.0 - factor[j]) * x * view.value(i, j);
+      x *= factor[j];
+    }
+    if (!(lost_throughput > 0.0)) continue;
+    const job_parameters job = view.parameters(i);
+    out.loss += utility.value(rows.throughput[i], job) -
+                utility.value(rows.throughput[i] - lost_throughput, job);
+    out.cut.push_back(i);
+  }
+  return true;
+}
+
+/// Brings the usage within (1 - margin) of every capacity, then gives the jobs that were cut,
+/// and after them the other placed jobs, their free time on their fastest resources with room
+/// (fill_free_time). A piecewise-linear utility's jobs are cut where their time is worth least
+/// (give_way; the kept rows' time too where `kept_give_way`); a strictly concave utility's placed
+/// jobs share the excess (share_excess). False when the rows cannot fit.
+template <class Utility, class Scalar>
+bool fit_placed(const dense_view<Scalar>& view, const Utility& utility,
+                const Eigen::VectorXd& capacity, double margin, const allocation& last,
+                const std::vector<std::int64_t>& origin, bool kept_give_way, carried_rows& rows,
+                given_way& given) {
+  const Eigen::VectorXd room = capacity * (1.0 - margin);
+  if constexpr (Utility::piecewise_linear) {
+    if (!give_way(view, utility, capacity, room, last, origin, kept_give_way, rows, given))
+      return false;
+  } else {
+    if (!share_excess(view, utility, capacity, room, rows, given)) return false;
+  }
   std::vector<double> free_time(rows.to_place.size(), 0.0);
   std::vector<std::size_t> cut, uncut;
   for (std::size_t q = 0; q < rows.to_place.size(); ++q) {
     auto& row = rows.placed[q];
-    double busy = 0.0;
-    bool was_cut = false;
-    for (auto& [j, x] : row) {
-      was_cut = was_cut || factor[j] < 1.0;
-      x *= factor[j];
-      busy += x;
-    }
     row.erase(
         std::remove_if(row.begin(), row.end(), [](const auto& e) { return !(e.second > 0.0); }),
         row.end());
+    double busy = 0.0;
+    for (const auto& e : row) busy += e.second;
     free_time[q] = 1.0 - busy;
+    const bool was_cut = std::binary_search(given.cut.begin(), given.cut.end(), rows.to_place[q]);
     (was_cut ? cut : uncut).push_back(q);
   }
   // The jobs that were cut first: they may have lost all their throughput.
-  for (const std::size_t q : cut) refill_free_time(view, utility, q, free_time[q], room, rows);
-  for (const std::size_t q : uncut) refill_free_time(view, utility, q, free_time[q], room, rows);
+  for (const std::size_t q : cut) fill_free_time(view, utility, q, free_time[q], room, rows);
+  for (const std::size_t q : uncut) fill_free_time(view, utility, q, free_time[q], room, rows);
   return true;
 }
 
@@ -246,6 +236,59 @@ gap_references carry_gap_references(const dense_problem<Scalar>& problem, const 
   return gap_references_of(problem, utility);
 }
 
+/// The placed jobs' part of carried_rows, to try a second way of fitting them from the same start
+/// without copying the kept jobs' throughputs.
+struct placed_snapshot {
+  std::vector<Eigen::Index> to_place;
+  std::vector<std::vector<std::pair<std::int32_t, double>>> placed;
+  Eigen::VectorXd usage;
+  std::vector<double> throughput;  ///< by to_place
+
+  explicit placed_snapshot(const carried_rows& rows)
+      : to_place(rows.to_place), placed(rows.placed), usage(rows.usage) {
+    for (const Eigen::Index i : rows.to_place) throughput.push_back(rows.throughput[i]);
+  }
+  void restore(carried_rows& rows) const {
+    rows.to_place = to_place;
+    rows.placed = placed;
+    rows.usage = usage;
+    for (std::size_t q = 0; q < to_place.size(); ++q) rows.throughput[to_place[q]] = throughput[q];
+  }
+};
+
+/// The certificate of one way of fitting the placed rows (fit_placed).
+struct fitted_rows {
+  bool certified = false;
+  double objective = 0.0;
+  measured_gap gap;
+  double loss = 0.0;  ///< the utility the cuts took, before any free time was refilled
+};
+
+/// Fits `rows` (fit_placed) and measures the answer's gap against `dual`, the exact g(p) of the
+/// changed problem. `references`: the gap's references, computed on first use.
+template <class Utility, class Scalar>
+fitted_rows fit_and_measure(const dense_view<Scalar>& view, const dense_problem<Scalar>& problem,
+                            const Utility& utility, const solver_options& options,
+                            const allocation& last, const std::vector<std::int64_t>& origin,
+                            const price_ledger& ledger, double margin, double dual,
+                            bool kept_give_way, carried_rows& rows,
+                            std::optional<gap_references>& references) {
+  fitted_rows out;
+  given_way given;
+  if (!fit_placed(view, utility, problem.capacity, margin, last, origin, kept_give_way, rows,
+                  given))
+    return out;
+  out.loss = given.loss;
+  out.objective = ledger.objective - given.kept_objective;
+  for (const Eigen::Index i : rows.to_place)
+    out.objective += utility.value(rows.throughput[i], view.parameters(i));
+  if (!std::isfinite(out.objective)) return out;
+  if (!references) references = carry_gap_references(problem, utility);
+  out.gap = measure_gap(dual, out.objective, options.gap, *references);
+  out.certified = within_tolerance(dual - out.objective, out.gap, options);
+  return out;
+}
+
 /// The kept rows with the changed jobs' best responses at the ledger's prices (file comment), or
 /// nothing when that answer does not meet `options`' tolerance. `origin[i]`: the row job i had in
 /// `last`, -1 when it arrived or changed since.
@@ -261,16 +304,52 @@ std::optional<solve_result> carry_at_prices(const dense_view<Scalar>& view,
     return {};
   placed_responses placed = respond_at_prices(view, utility, ledger, last.jobs(), origin);
   carried_rows& rows = placed.rows;
-  if (!fit_placed(view, utility, problem.capacity, margin, rows)) return {};
-  double objective = ledger.objective;
-  for (const Eigen::Index i : rows.to_place)
-    objective += utility.value(rows.throughput[i], view.parameters(i));
   const double dual = ledger.dual_terms + placed.dual_terms + ledger.prices.dot(problem.capacity);
   const double unlimited = ledger.unlimited_terms + placed.unlimited_terms;
-  if (!std::isfinite(objective) || !std::isfinite(dual) || !(dual < unlimited)) return {};
-  const measured_gap gap =
-      measure_gap(dual, objective, options.gap, carry_gap_references(problem, utility));
-  if (!within_tolerance(dual - objective, gap, options)) return {};
+  if (!std::isfinite(dual) || !(dual < unlimited)) return {};
+  std::optional<gap_references> references;
+  const auto fit = [&](bool kept_give_way) {
+    return fit_and_measure(view, problem, utility, options, last, origin, ledger, margin, dual,
+                           kept_give_way, rows, references);
+  };
+  std::optional<placed_snapshot> start;
+  if constexpr (Utility::piecewise_linear) start.emplace(rows);
+  const double priced_excess =
+      ledger.prices.dot((rows.usage - problem.capacity * (1.0 - margin)).cwiseMax(0.0));
+  fitted_rows answer = fit(false);
+  if constexpr (Utility::piecewise_linear) {
+    // The placed jobs give way among themselves first: that costs no pass over the kept rows.
+    // Where that fails, or spends more than half of the gap the tolerance leaves (the next few
+    // re-plans would need a warm solve), the kept rows give way too where their time is worth
+    // less, and the smaller gap wins. Cutting a unit of resource j from a job at its best
+    // response at p loses at least p_j, from the other jobs at least p_j less their share of
+    // the last answer's gap: the cuts lose at least priced_excess less that gap. So the kept
+    // rows are not offered where even cuts that cheap would miss the tolerance.
+    const double spare = options.relative_gap - ledger.start_gap;
+    const bool spends_half =
+        !answer.certified || answer.gap.relative - ledger.start_gap > 0.5 * spare;
+    const double best_case =
+        answer.objective + answer.loss - priced_excess + ledger.start_duality_gap;
+    const bool could_certify =
+        answer.loss > 0.0 && references.has_value() &&
+        within_tolerance(dual - best_case, measure_gap(dual, best_case, options.gap, *references),
+                         options);
+    if (spends_half && could_certify) {
+      std::optional<carried_rows> placed_rows;
+      if (answer.certified) placed_rows = rows;
+      start->restore(rows);
+      const fitted_rows with_kept = fit(true);
+      if (with_kept.certified &&
+          (!answer.certified || with_kept.gap.relative < answer.gap.relative)) {
+        answer = with_kept;
+      } else if (answer.certified) {
+        rows = std::move(*placed_rows);
+      }
+    }
+  }
+  if (!answer.certified) return {};
+  const double objective = answer.objective;
+  const measured_gap& gap = answer.gap;
 
   solve_result r;
   r.allocation = assemble_rows(rows, last, origin);
