@@ -529,8 +529,8 @@ TEST_CASE(
   // takes a whole unit at the optimal price (about 1.5). Cut alone it would lose about 8.5 of
   // value, 1.4% of the objective; the half-served job and the next one giving way lose nothing
   // at that price but the 0.001 that separates their weights.
-  using solver = popalloc::incremental_solver<popalloc::utility::target_priority, double,
-                                              test_backend>;
+  using solver =
+      popalloc::incremental_solver<popalloc::utility::target_priority, double, test_backend>;
   popalloc::solver_options options;
   options.relative_gap = 1e-8;
   solver inc(Eigen::VectorXd::Constant(1, 500.5), options);
