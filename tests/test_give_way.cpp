@@ -20,7 +20,7 @@ using popalloc::detail::cut_offer;
 TEST_CASE("cheapest_covering: the first k offers are the cheapest that reach the need") {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  for (const std::size_t count : {0, 1, 7, 64, 65, 1000, 20000}) {
+  for (const std::size_t count : std::vector<std::size_t>{0, 1, 7, 64, 65, 1000, 20000}) {
     std::vector<cut_offer> offers(count);
     double total = 0.0;
     for (auto& o : offers) {

@@ -123,8 +123,9 @@ void add_kept_offers(const dense_view<Scalar>& view, const Utility& utility,
                      const std::vector<unsigned char>& over, const Eigen::VectorXd& below,
                      const allocation& last, const std::vector<std::int64_t>& origin,
                      const carried_rows& rows, std::vector<std::vector<cut_offer>>& offers) {
-  for (Eigen::Index i = 0, q = 0; i < view.n; ++i) {
-    if (static_cast<std::size_t>(q) < rows.to_place.size() && rows.to_place[q] == i) {
+  std::size_t q = 0;
+  for (Eigen::Index i = 0; i < view.n; ++i) {
+    if (q < rows.to_place.size() && rows.to_place[q] == i) {
       ++q;
       continue;
     }
