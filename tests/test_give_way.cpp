@@ -77,19 +77,25 @@ struct one_resource_case {
     rows.to_place = {2};
     rows.placed = {{{0, 1.0}}};
   }
+
+  /// give_way on this case's rows, over `room` (the capacity itself where not given).
+  bool give_way(bool from_kept, popalloc::detail::given_way& given,
+                const Eigen::VectorXd* room = nullptr) {
+    popalloc::detail::host_executor host(1);
+    const popalloc::detail::problem_storage<popalloc::detail::host_executor,
+                                            popalloc::dense_problem<double>>
+        storage(host, problem);
+    return popalloc::detail::give_way(storage.view, popalloc::utility::target_priority{},
+                                      problem.capacity, room ? *room : problem.capacity, last,
+                                      origin, from_kept, rows, given);
+  }
 };
 
 TEST_CASE("give_way: the time worth least gives way first, kept or placed") {
-  popalloc::detail::host_executor host(1);
-  const popalloc::utility::target_priority tp;
   SUBCASE("half a unit over: the half-served kept job gives all of it") {
     one_resource_case c(2.0);
-    const popalloc::detail::problem_storage<popalloc::detail::host_executor,
-                                            popalloc::dense_problem<double>>
-        storage(host, c.problem);
     popalloc::detail::given_way given;
-    REQUIRE(popalloc::detail::give_way(storage.view, tp, c.problem.capacity, c.problem.capacity,
-                                       c.last, c.origin, true, c.rows, given));
+    REQUIRE(c.give_way(true, given));
     CHECK(c.rows.usage[0] == doctest::Approx(2.0));
     CHECK(given.cut == std::vector<Eigen::Index>{1});
     CHECK(given.kept_objective == doctest::Approx(-0.25));  // f_1(0.5) = 0.5 (0.5 - 1)
@@ -103,12 +109,8 @@ TEST_CASE("give_way: the time worth least gives way first, kept or placed") {
   }
   SUBCASE("a unit over: then the served kept job gives half, the placed one keeps its time") {
     one_resource_case c(1.5);
-    const popalloc::detail::problem_storage<popalloc::detail::host_executor,
-                                            popalloc::dense_problem<double>>
-        storage(host, c.problem);
     popalloc::detail::given_way given;
-    REQUIRE(popalloc::detail::give_way(storage.view, tp, c.problem.capacity, c.problem.capacity,
-                                       c.last, c.origin, true, c.rows, given));
+    REQUIRE(c.give_way(true, given));
     CHECK(c.rows.usage[0] == doctest::Approx(1.5));
     CHECK(given.cut == std::vector<Eigen::Index>{0, 1});
     CHECK(given.kept_objective == doctest::Approx(-0.25));  // f_0(1) = 0, f_1(0.5) = -0.25
@@ -119,12 +121,8 @@ TEST_CASE("give_way: the time worth least gives way first, kept or placed") {
   }
   SUBCASE("the placed rows alone: the placed job gives the half unit") {
     one_resource_case c(2.0);
-    const popalloc::detail::problem_storage<popalloc::detail::host_executor,
-                                            popalloc::dense_problem<double>>
-        storage(host, c.problem);
     popalloc::detail::given_way given;
-    REQUIRE(popalloc::detail::give_way(storage.view, tp, c.problem.capacity, c.problem.capacity,
-                                       c.last, c.origin, false, c.rows, given));
+    REQUIRE(c.give_way(false, given));
     CHECK(c.rows.usage[0] == doctest::Approx(2.0));
     CHECK(given.cut == std::vector<Eigen::Index>{2});
     CHECK(given.kept_objective == 0.0);
@@ -135,13 +133,9 @@ TEST_CASE("give_way: the time worth least gives way first, kept or placed") {
   }
   SUBCASE("kept rows within rounding above the room: the placed job gives all of its time") {
     one_resource_case c(1.5);
-    const popalloc::detail::problem_storage<popalloc::detail::host_executor,
-                                            popalloc::dense_problem<double>>
-        storage(host, c.problem);
     popalloc::detail::given_way given;
     const Eigen::VectorXd room = Eigen::VectorXd::Constant(1, 1.5 * (1.0 - 1e-11));
-    REQUIRE(popalloc::detail::give_way(storage.view, tp, c.problem.capacity, room, c.last, c.origin,
-                                       false, c.rows, given));
+    REQUIRE(c.give_way(false, given, &room));
     CHECK(c.rows.usage[0] == doctest::Approx(1.5));
     CHECK(c.rows.usage[0] <= 1.5);
     CHECK(std::abs(c.rows.throughput[2]) <= 1e-15);
@@ -150,22 +144,14 @@ TEST_CASE("give_way: the time worth least gives way first, kept or placed") {
   SUBCASE("more over than every job's time: no room can be made") {
     one_resource_case c(1.0);
     c.rows.usage[0] = 3.0;  // beyond what the rows use (2.5)
-    const popalloc::detail::problem_storage<popalloc::detail::host_executor,
-                                            popalloc::dense_problem<double>>
-        storage(host, c.problem);
+    c.problem.capacity.setZero();
     popalloc::detail::given_way given;
-    CHECK_FALSE(popalloc::detail::give_way(storage.view, tp, Eigen::VectorXd::Zero(1),
-                                           Eigen::VectorXd::Zero(1), c.last, c.origin, true, c.rows,
-                                           given));
+    CHECK_FALSE(c.give_way(true, given));
   }
   SUBCASE("within the room: nothing changes") {
     one_resource_case c(3.0);
-    const popalloc::detail::problem_storage<popalloc::detail::host_executor,
-                                            popalloc::dense_problem<double>>
-        storage(host, c.problem);
     popalloc::detail::given_way given;
-    REQUIRE(popalloc::detail::give_way(storage.view, tp, c.problem.capacity, c.problem.capacity,
-                                       c.last, c.origin, true, c.rows, given));
+    REQUIRE(c.give_way(true, given));
     CHECK(given.cut.empty());
     CHECK(c.rows.to_place == std::vector<Eigen::Index>{2});
     CHECK(c.rows.usage[0] == 2.5);
