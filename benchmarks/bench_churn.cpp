@@ -37,6 +37,9 @@ popalloc::incremental_solver; then, for each churn rate in turn (each on top of 
 share of the jobs changes (a third leave, as many arrive, a third are re-profiled: throughputs
 x U(0.5, 1.5)) and the changed problem is solved cold (popalloc::solve), warm (popalloc::solve
 from the last plan's prices) and incremental (incremental_solver::solve), in the same run.
+With --replans K, each churn rate is applied K times in a row, each a re-plan of its own (a
+scheduler's steady state: the first re-plan after the first solve also sets up the solver's
+buffers).
 
   --families LIST   family specs (default: generations, uniform, classes, classes:tight,
                     classes:reachable, gavel, paper, sparse)
@@ -47,9 +50,10 @@ from the last plan's prices) and incremental (incremental_solver::solve), in the
   --threads T       popalloc's threads (default 2)
   --tolerance TOL   relative duality gap (default 1e-3)
   --seed S          instance seed (default 1; arrivals use S + 1, changes S + 2)
+  --replans K       re-plans per churn rate (default 1)
   --help
 
-Columns: wall seconds and dual evaluations (cold: full + sample) of each solve, the incremental
+Columns: the re-plan's number at its churn rate, wall seconds and dual evaluations (cold: full + sample) of each solve, the incremental
 and warm solves' time over the cold one's, and "agree": whether each of the incremental and cold
 objectives lies below the other's dual bound (both certificates hold for the same problem).
 Exit status: 0 every solve converged and agreed, 1 otherwise, 2 usage error.
@@ -57,8 +61,9 @@ Exit status: 0 every solve converged and agreed, 1 otherwise, 2 usage error.
 
 using popalloc_cli::option_spec;
 constexpr option_spec kOptions[] = {
-    {"families", true}, {"utilities", true}, {"sizes", true}, {"churn", true}, {"resources", true},
-    {"threads", true},  {"tolerance", true}, {"seed", true},  {"help", false},
+    {"families", true},  {"utilities", true}, {"sizes", true},     {"churn", true},
+    {"resources", true}, {"threads", true},   {"tolerance", true}, {"seed", true},
+    {"replans", true},   {"help", false},
 };
 
 struct usage_failure : std::runtime_error {
@@ -126,6 +131,7 @@ struct settings {
   int threads = 2;
   double tolerance = 1e-3;
   std::uint64_t seed = 1;
+  int replans = 1;
 };
 
 settings interpret(const popalloc_cli::given_options& given) {
@@ -177,6 +183,8 @@ settings interpret(const popalloc_cli::given_options& given) {
   }
   if (auto v = given.find("seed"); v != given.end())
     s.seed = static_cast<std::uint64_t>(parse_count(v->second, "--seed", 0, 1LL << 52));
+  if (auto k = given.find("replans"); k != given.end())
+    s.replans = static_cast<int>(parse_count(k->second, "--replans", 1, 1000));
   return s;
 }
 
@@ -189,6 +197,7 @@ struct cell {
   std::string family, utility;
   std::int64_t jobs = 0;
   double churn = 0.0;
+  int replan = 1;
   double cold_s = 0.0, warm_s = 0.0, incremental_s = 0.0;
   int cold_evals = 0, cold_sample = 0, warm_evals = 0, incremental_evals = 0;
   bool converged = false, agree = false;
@@ -226,6 +235,35 @@ void apply_churn(Solver& solver, const popalloc::dense_problem<double>& pool, st
   }
 }
 
+/// The three solves of the problem `solver` holds now; `plan`: its last answer (updated).
+template <class Utility>
+cell replan(popalloc::incremental_solver<Utility>& solver, const popalloc::solver_options& options,
+            const popalloc::solve_result*& plan) {
+  cell c;
+  const popalloc::dense_problem<double>& changed = solver.problem();
+  auto start = std::chrono::steady_clock::now();
+  const popalloc::solve_result cold = popalloc::solve(changed, Utility{}, options);
+  c.cold_s = seconds_since(start);
+  popalloc::solver_options warm_options = options;
+  warm_options.warm_start_prices = plan->prices;
+  start = std::chrono::steady_clock::now();
+  const popalloc::solve_result warm = popalloc::solve(changed, Utility{}, warm_options);
+  c.warm_s = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  plan = &solver.solve();
+  c.incremental_s = seconds_since(start);
+  c.cold_evals = cold.iterations;
+  c.cold_sample = cold.sample_iterations;
+  c.warm_evals = warm.iterations;
+  c.incremental_evals = plan->iterations;
+  const auto ok = popalloc::solve_status::converged;
+  c.converged = cold.status == ok && warm.status == ok && plan->status == ok;
+  const double rounding = 1e-9 * (std::abs(cold.dual_bound) + std::abs(plan->dual_bound));
+  c.agree = plan->primal_objective <= cold.dual_bound + rounding &&
+            cold.primal_objective <= plan->dual_bound + rounding;
+  return c;
+}
+
 template <class Utility>
 std::vector<cell> run_family(const settings& s, const std::string& family, std::int64_t n) {
   const popalloc_solve::family_spec spec = popalloc_solve::parse_family(family);
@@ -238,50 +276,32 @@ std::vector<cell> run_family(const settings& s, const std::string& family, std::
   options.threads = s.threads;
   popalloc::incremental_solver<Utility> solver(jobs.capacity, options);
   solver.add_jobs(jobs);
-  popalloc::solve_result plan = solver.solve();
+  // The solver's own answer, valid until its next solve(): what a scheduler reads, not a copy.
+  const popalloc::solve_result* plan = &solver.solve();
   std::mt19937_64 random(s.seed + 2);
   std::int64_t next_arrival = 0;
   std::vector<cell> cells;
-  for (const double share : s.churn) {
-    apply_churn(solver, pool, next_arrival, share, Utility::uses_target, random);
-    cell c;
-    c.family = family;
-    c.utility = name_of(Utility::uses_target        ? utility_kind::target_priority
-                        : Utility::piecewise_linear ? utility_kind::linear
-                                                    : utility_kind::log);
-    c.jobs = n;
-    c.churn = share;
-    const popalloc::dense_problem<double>& changed = solver.problem();
-    auto start = std::chrono::steady_clock::now();
-    const popalloc::solve_result cold = popalloc::solve(changed, Utility{}, options);
-    c.cold_s = seconds_since(start);
-    popalloc::solver_options warm_options = options;
-    warm_options.warm_start_prices = plan.prices;
-    start = std::chrono::steady_clock::now();
-    const popalloc::solve_result warm = popalloc::solve(changed, Utility{}, warm_options);
-    c.warm_s = seconds_since(start);
-    start = std::chrono::steady_clock::now();
-    plan = solver.solve();
-    c.incremental_s = seconds_since(start);
-    c.cold_evals = cold.iterations;
-    c.cold_sample = cold.sample_iterations;
-    c.warm_evals = warm.iterations;
-    c.incremental_evals = plan.iterations;
-    const auto ok = popalloc::solve_status::converged;
-    c.converged = cold.status == ok && warm.status == ok && plan.status == ok;
-    const double rounding = 1e-9 * (std::abs(cold.dual_bound) + std::abs(plan.dual_bound));
-    c.agree = plan.primal_objective <= cold.dual_bound + rounding &&
-              cold.primal_objective <= plan.dual_bound + rounding;
-    std::printf(
-        "| %-18s | %-15s | %8lld | %6.2f%% | %7.3f (%2d+%2d) | %7.3f (%2d) | %7.3f (%2d) "
-        "| %5.2f | %5.2f | %s |\n",
-        c.family.c_str(), c.utility.c_str(), static_cast<long long>(n), 100.0 * share, c.cold_s,
-        c.cold_evals, c.cold_sample, c.warm_s, c.warm_evals, c.incremental_s, c.incremental_evals,
-        c.incremental_s / c.cold_s, c.warm_s / c.cold_s,
-        c.converged && c.agree ? "yes" : (c.converged ? "NO" : "not converged"));
-    std::fflush(stdout);
-    cells.push_back(c);
-  }
+  for (const double share : s.churn)
+    for (int k = 1; k <= s.replans; ++k) {
+      apply_churn(solver, pool, next_arrival, share, Utility::uses_target, random);
+      cell c = replan<Utility>(solver, options, plan);
+      c.family = family;
+      c.utility = name_of(Utility::uses_target        ? utility_kind::target_priority
+                          : Utility::piecewise_linear ? utility_kind::linear
+                                                      : utility_kind::log);
+      c.jobs = n;
+      c.churn = share;
+      c.replan = k;
+      std::printf(
+          "| %-18s | %-15s | %8lld | %6.2f%% | %2d | %7.3f (%2d+%2d) | %7.3f (%2d) | %7.3f (%2d) "
+          "| %5.2f | %5.2f | %s |\n",
+          c.family.c_str(), c.utility.c_str(), static_cast<long long>(n), 100.0 * share, k,
+          c.cold_s, c.cold_evals, c.cold_sample, c.warm_s, c.warm_evals, c.incremental_s,
+          c.incremental_evals, c.incremental_s / c.cold_s, c.warm_s / c.cold_s,
+          c.converged && c.agree ? "yes" : (c.converged ? "NO" : "not converged"));
+      std::fflush(stdout);
+      cells.push_back(c);
+    }
   return cells;
 }
 
@@ -324,9 +344,9 @@ int run(int argc, char** argv) {
   }
   const settings s = interpret(given);
   std::printf(
-      "| family | utility | n | churn | cold s (evals+sample) | warm s (evals) "
+      "| family | utility | n | churn | re-plan | cold s (evals+sample) | warm s (evals) "
       "| incremental s (evals) | inc/cold | warm/cold | agree |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n");
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<cell> cells;
   for (const std::int64_t n : s.sizes)
     for (const std::string& family : s.families)

@@ -159,3 +159,139 @@ TEST_CASE("give_way: the time worth least gives way first, kept or placed") {
 }
 
 }  // namespace
+
+namespace {
+
+/// A carried allocation over `n` rows spanning several row_chunks: the last allocation had
+/// n + 50 rows of 1-3 entries over 4 resources; 50 rows were removed (the last row moved into
+/// each hole) and every 97th row changed (to be placed, with rows of its own).
+struct many_rows {
+  popalloc::allocation last;
+  std::vector<std::int64_t> origin;
+  popalloc::detail::carried_rows rows;
+
+  explicit many_rows(std::size_t n) {
+    std::mt19937_64 rng(17);
+    const std::size_t n_last = n + 50;
+    last.job_offset.assign(1, 0);
+    for (std::size_t i = 0; i < n_last; ++i) {
+      const int entries = 1 + static_cast<int>(rng() % 3);
+      for (int e = 0; e < entries; ++e) {
+        last.option.push_back(e);
+        last.fraction.push_back(static_cast<double>(rng() % 1000) / 4000.0);
+      }
+      last.job_offset.push_back(static_cast<std::int64_t>(last.option.size()));
+    }
+    std::vector<std::int64_t> at(n_last);
+    for (std::size_t i = 0; i < n_last; ++i) at[i] = static_cast<std::int64_t>(i);
+    for (int k = 0; k < 50; ++k) {  // removals: the last row moves into the hole
+      const std::size_t hole = rng() % at.size();
+      at[hole] = at.back();
+      at.pop_back();
+    }
+    origin = at;
+    for (std::size_t i = 0; i < n; i += 97) {
+      origin[i] = -1;
+      rows.to_place.push_back(static_cast<Eigen::Index>(i));
+      rows.placed.push_back({{1, 0.25}, {3, 0.5}});
+    }
+  }
+
+  /// The carried allocation row by row.
+  popalloc::allocation reference() const {
+    popalloc::allocation a;
+    std::size_t q = 0;
+    for (std::size_t i = 0; i < origin.size(); ++i) {
+      if (q < rows.to_place.size() && rows.to_place[q] == static_cast<Eigen::Index>(i)) {
+        for (const auto& [j, x] : rows.placed[q]) {
+          a.option.push_back(j);
+          a.fraction.push_back(x);
+        }
+        ++q;
+      } else {
+        const auto from = static_cast<std::size_t>(origin[i]);
+        for (auto k = last.job_offset[from]; k < last.job_offset[from + 1]; ++k) {
+          a.option.push_back(last.option[static_cast<std::size_t>(k)]);
+          a.fraction.push_back(last.fraction[static_cast<std::size_t>(k)]);
+        }
+      }
+      a.job_offset.push_back(static_cast<std::int64_t>(a.option.size()));
+    }
+    return a;
+  }
+};
+
+template <class Array>
+bool same_array(const Array& a, const Array& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+}  // namespace
+
+TEST_CASE("assemble_rows: the carried allocation over many chunks, on any number of threads") {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{70001}}) {
+    CAPTURE(n);
+    const many_rows c(n);
+    const popalloc::allocation expected = c.reference();
+    for (const int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      popalloc::allocation a;
+      a.option.resize(10);  // a buffer of another answer: replaced
+      popalloc::detail::assemble_rows(c.rows, c.last, c.origin, a, threads);
+      CHECK(same_array(a.job_offset, expected.job_offset));
+      CHECK(same_array(a.option, expected.option));
+      CHECK(same_array(a.fraction, expected.fraction));
+    }
+  }
+}
+
+TEST_CASE("add_kept_offers: every kept row's cheap time, in job order, on any number of threads") {
+  // 50,000 jobs on one resource (several row_chunks), kept at their targets with weights from
+  // 1 to 2; every 7th job is placed and offers nothing here. Offers cost the weight (a unit of
+  // the resource is worth w to a served target-priority job) and are taken below 1.5.
+  constexpr Eigen::Index n = 50000;
+  popalloc::dense_problem<double> problem;
+  problem.throughput = popalloc::dense_problem<double>::matrix::Ones(n, 1);
+  problem.capacity = Eigen::VectorXd::Constant(1, 1000.0);
+  problem.weight.resize(n);
+  problem.target = Eigen::VectorXd::Ones(n);
+  popalloc::allocation last;
+  std::vector<std::int64_t> origin(static_cast<std::size_t>(n));
+  popalloc::detail::carried_rows rows;
+  rows.throughput = Eigen::VectorXd::Ones(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    problem.weight[i] = 1.0 + static_cast<double>((i * 7919) % 1000) / 1000.0;
+    origin[static_cast<std::size_t>(i)] = i;
+    last.option.push_back(0);
+    last.fraction.push_back(1.0);
+    last.job_offset.push_back(static_cast<std::int64_t>(last.option.size()));
+    if (i % 7 == 0) {
+      rows.to_place.push_back(i);
+      rows.placed.push_back({{0, 1.0}});
+    }
+  }
+  popalloc::detail::host_executor host(1);
+  const popalloc::detail::problem_storage<popalloc::detail::host_executor,
+                                          popalloc::dense_problem<double>>
+      storage(host, problem);
+  const std::vector<unsigned char> over{1};
+  const Eigen::VectorXd below = Eigen::VectorXd::Constant(1, 1.5);
+  std::vector<Eigen::Index> expected;
+  for (Eigen::Index i = 0; i < n; ++i)
+    if (i % 7 != 0 && problem.weight[i] < 1.5) expected.push_back(i);
+  for (const int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    std::vector<std::vector<cut_offer>> offers(1);
+    popalloc::detail::add_kept_offers(storage.view, popalloc::utility::target_priority{}, over,
+                                      below, last, origin, rows, threads, offers);
+    REQUIRE(offers[0].size() == expected.size());
+    bool in_order = true, priced = true;
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      const cut_offer& o = offers[0][k];
+      in_order = in_order && o.job == expected[k] && o.placed_row == -1 && o.amount == 1.0;
+      priced = priced && o.cost == doctest::Approx(problem.weight[o.job]);
+    }
+    CHECK(in_order);
+    CHECK(priced);
+  }
+}

@@ -564,3 +564,101 @@ TEST_CASE(
   CHECK(carried.dual_bound >= optimum - 1e-9);
   CHECK(carried.primal_objective >= optimum - 0.01);  // not 8.5 short
 }
+
+namespace {
+
+bool same_answer(const popalloc::solve_result& a, const popalloc::solve_result& b) {
+  const auto& x = a.allocation;
+  const auto& y = b.allocation;
+  return a.primal_objective == b.primal_objective && a.dual_bound == b.dual_bound &&
+         a.throughput == b.throughput && a.usage == b.usage &&
+         std::equal(x.job_offset.begin(), x.job_offset.end(), y.job_offset.begin(),
+                    y.job_offset.end()) &&
+         std::equal(x.option.begin(), x.option.end(), y.option.begin(), y.option.end()) &&
+         std::equal(x.fraction.begin(), x.fraction.end(), y.fraction.begin(), y.fraction.end());
+}
+
+}  // namespace
+
+TEST_CASE("incremental_solver: the answer solve() returns holds until the next solve()") {
+  // Re-plans certified at the last prices fill the arrays of the answer before the last one:
+  // the answer in hand must not change under the next round's changes or a cold solve, and each
+  // new answer must be whole (its objective recomputed from its own allocation).
+  using utility = popalloc::utility::linear;
+  using solver = popalloc::incremental_solver<utility, double, test_backend>;
+  constexpr int m = 4;
+  std::mt19937_64 rng(11);
+  popalloc::solver_options options;
+  options.relative_gap = 1e-7;
+  solver inc(Eigen::VectorXd::Constant(m, 300.0), options);
+  auto draw = [&] {
+    Eigen::RowVectorXd a(m);
+    for (int j = 0; j < m; ++j) a[j] = uniform(rng, 0.2, 1.0) * (1.0 + 0.3 * j);
+    return a;
+  };
+  std::vector<solver::job_id> ids;
+  for (int k = 0; k < 2000; ++k) ids.push_back(inc.add_job(draw(), uniform(rng, 1.0, 2.0)));
+  const popalloc::solve_result* answer = &inc.solve();
+  REQUIRE(answer->status == popalloc::solve_status::converged);
+  inc.options().relative_gap = 1e-3;
+  int carried = 0;
+  for (int round = 0; round < 4; ++round) {
+    CAPTURE(round);
+    const popalloc::solve_result copy = *answer;
+    inc.remove_job(ids[static_cast<std::size_t>(round)]);
+    ids.push_back(inc.add_job(draw(), 1.5));
+    inc.update_throughput(ids[static_cast<std::size_t>(500 + round)], draw());
+    CHECK(same_answer(*answer, copy));
+    REQUIRE(inc.solve_cold().status == popalloc::solve_status::converged);
+    CHECK(same_answer(*answer, copy));
+    answer = &inc.solve();
+    REQUIRE(answer->status == popalloc::solve_status::converged);
+    carried += answer->iterations == 0 ? 1 : 0;
+    const auto& p = inc.problem();
+    CHECK(popalloc_test::allocation_violation(p, *answer) <= 1e-9);
+    CHECK(popalloc_test::recomputed_objective(p, utility{}, *answer) ==
+          doctest::Approx(answer->primal_objective).epsilon(1e-11));
+  }
+  CHECK(carried == 4);  // from the second on, each filled the arrays of an earlier answer
+}
+
+TEST_CASE("incremental_solver: at the last prices, changes spread over many row chunks") {
+  // 40,000 jobs: a re-plan's passes over every job run in chunks of 16,384 rows, on two threads
+  // here; the changed jobs lie in every chunk. The bound must still be g(p) of the changed
+  // problem summed afresh, and the allocation whole.
+  using utility = popalloc::utility::linear;
+  using solver = popalloc::incremental_solver<utility, double, test_backend>;
+  constexpr int m = 4;
+  constexpr int jobs = 40000;
+  std::mt19937_64 rng(23);
+  popalloc::solver_options options;
+  options.relative_gap = 1e-6;
+  options.threads = 2;
+  solver inc(Eigen::VectorXd::Constant(m, 6000.0), options);
+  auto draw = [&] {
+    Eigen::RowVectorXd a(m);
+    for (int j = 0; j < m; ++j) a[j] = uniform(rng, 0.2, 1.0) * (1.0 + 0.3 * j);
+    return a;
+  };
+  std::vector<solver::job_id> ids;
+  for (int k = 0; k < jobs; ++k) ids.push_back(inc.add_job(draw(), uniform(rng, 1.0, 2.0)));
+  const popalloc::solve_result first = inc.solve();
+  REQUIRE(first.status == popalloc::solve_status::converged);
+  REQUIRE(first.dual_bound < first.trivial_bound);
+  inc.options().relative_gap = 1e-3;
+  for (int k = 0; k < 12; ++k) {
+    const auto spread = static_cast<std::size_t>(k) * (jobs / 12);
+    inc.remove_job(ids[spread + 1]);
+    ids.push_back(inc.add_job(draw(), 1.5));
+    inc.update_throughput(ids[spread + 2], draw());
+  }
+  const popalloc::solve_result& carried = inc.solve();
+  REQUIRE(carried.status == popalloc::solve_status::converged);
+  CHECK(carried.iterations == 0);
+  const auto& p = inc.problem();
+  CHECK(dual_at(p, carried.prices, utility{}) ==
+        doctest::Approx(carried.dual_bound).epsilon(1e-11));
+  CHECK(popalloc_test::recomputed_objective(p, utility{}, carried) ==
+        doctest::Approx(carried.primal_objective).epsilon(1e-11));
+  CHECK(popalloc_test::allocation_violation(p, carried) <= 1e-9);
+}

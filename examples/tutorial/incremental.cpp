@@ -34,7 +34,7 @@ int main() {
     cluster.update_throughput(running[7], profile());  // one job re-profiled
     if (round == 3) cluster.set_capacity(1, 450.0);    // a rack of resource 1 goes down
 
-    const popalloc::solve_result plan = cluster.solve();
+    const popalloc::solve_result& plan = cluster.solve();      // valid until the next solve()
     const popalloc::solve_result cold = cluster.solve_cold();  // only to compare
     std::printf("round %d: %s, objective %.9g, bound %.9g, evaluations %d (cold: %d + %d)\n", round,
                 popalloc::to_string(plan.status), plan.primal_objective, plan.dual_bound,

@@ -83,7 +83,11 @@ warm_state next_warm_start(const solve_result& last, const Eigen::VectorXd& capa
 /// keep their rows, arrived and changed ones are placed on their fastest resources with room.
 /// When that allocation meets the tolerance against g(0) it is returned with no dual evaluation
 /// (iterations 0, prices 0: the certificate is g(0) itself); otherwise the solve runs as above.
-/// The solver then keeps a copy of the last allocation.
+///
+/// solve() returns the solver's own copy of the answer (the next re-plan starts from it), valid
+/// until the next solve() or until the solver is destroyed or moved: at a million jobs a copy
+/// of the allocation costs more than a re-plan after a few changes. Copy it to keep it longer.
+/// The solver also holds the arrays of the answer before it, for the next re-plan to fill.
 ///
 /// Per-option demands (dense_problem::demand) are not supported; job_demand is.
 /// Not thread-safe: one thread changes and solves at a time.
@@ -273,14 +277,19 @@ class incremental_solver {
     forget_allocation();
   }
 
-  /// Solves the problem as it stands, starting from where the last solve ended.
+  /// Solves the problem as it stands, starting from where the last solve ended. The answer is
+  /// valid until the next solve() (class comment).
   /// \throws like popalloc::solve (invalid_problem names rows: job_ids() maps them to ids).
-  solve_result solve(const progress_callback& callback = {}) {
-    if (jobs() == 0) return solve_empty();
+  const solve_result& solve(const progress_callback& callback = {}) {
+    if (jobs() == 0) {
+      forget_allocation();
+      last_ = solve_empty();
+      return last_;
+    }
     settle();
     if constexpr (Utility::piecewise_linear)
-      if (auto carried = carry_over()) return std::move(*carried);
-    if (auto carried = carry_at_prices()) return std::move(*carried);
+      if (auto carried = carry_over()) return keep(std::move(*carried));
+    if (auto carried = carry_at_prices()) return keep(std::move(*carried));
     if (warm_.prices.size() != resources()) return remember(solve_fresh(callback, options_));
     const detail::stopwatch clock;
     solver_options warm_options = options_;
@@ -331,10 +340,18 @@ class incremental_solver {
     return cold.duality_gap <= warm.duality_gap ? cold : warm;
   }
 
-  solve_result remember(solve_result result) {
+  /// A solved answer: the next warm solve starts where it ended.
+  const solve_result& remember(solve_result result) {
     warm_ = detail::next_warm_start<Utility>(result, problem_.capacity);
-    remember_allocation(result);
-    return result;
+    return keep(std::move(result));
+  }
+
+  /// The answer the next re-plan carries over (remember_allocation) and solve() returns.
+  const solve_result& keep(solve_result result) {
+    spare_.take(last_);
+    last_ = std::move(result);
+    remember_allocation();
+    return last_;
   }
 
   /// Takes row i out of the price ledger before its data changes or it leaves (once: its origin
@@ -344,25 +361,20 @@ class incremental_solver {
     detail::host_executor host(1);
     const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
                                                                                         problem_);
-    ledger_.retire(storage.view, i, origin_[static_cast<std::size_t>(i)], last_allocation_,
-                   utility_);
+    ledger_.retire(storage.view, i, origin_[static_cast<std::size_t>(i)], last_, utility_);
   }
 
-  /// The allocation the next solve may carry over (detail::carries_over), with every row's
-  /// origin its own.
-  void remember_allocation(const solve_result& result) {
-    at_g0_ = Utility::piecewise_linear && detail::carries_over(result);
-    ledger_.open(result, problem_.capacity);
-    if (at_g0_ || ledger_.active) {
-      last_allocation_ = result.allocation;
-    } else {
-      forget_allocation();
-    }
-    for (std::size_t i = 0; i < origin_.size(); ++i) origin_[i] = static_cast<std::int64_t>(i);
+  /// Whether the next solve may carry last_ over (detail::carries_over, the price ledger), with
+  /// every row's origin its own.
+  void remember_allocation() {
+    at_g0_ = Utility::piecewise_linear && detail::carries_over(last_);
+    ledger_.open(last_, problem_.capacity);
+    detail::host_executor(options_.threads)
+        .for_each(static_cast<std::int64_t>(origin_.size()),
+                  [this](std::int64_t i) { origin_[static_cast<std::size_t>(i)] = i; });
   }
 
   void forget_allocation() {
-    last_allocation_ = allocation();
     at_g0_ = false;
     ledger_.active = false;
   }
@@ -371,17 +383,16 @@ class incremental_solver {
   /// (detail::carry_allocation_over). The next warm solve still starts from the last solve's
   /// prices and level; the jobs' search starts follow their rows (follow_memory).
   std::optional<solve_result> carry_over() {
-    if (!at_g0_ || last_allocation_.jobs() == 0) return {};
+    if (!at_g0_ || last_.allocation.jobs() == 0) return {};
     const detail::stopwatch clock;
     detail::host_executor host(1);
     const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
                                                                                         problem_);
     std::optional<solve_result> carried = detail::carry_allocation_over(
-        storage.view, problem_.capacity, utility_, options_, last_allocation_, origin_,
-        detail::method_constants::capacity_margin);
+        storage.view, problem_.capacity, utility_, options_, last_.allocation, origin_,
+        detail::method_constants::capacity_margin, spare_);
     if (!carried) return {};
     follow_memory();
-    remember_allocation(*carried);
     carried->timings.setup_seconds = clock.seconds();
     return carried;
   }
@@ -390,7 +401,7 @@ class incremental_solver {
   /// the problem as it stands (detail::carry_at_prices). The next warm solve starts where the
   /// last one did.
   std::optional<solve_result> carry_at_prices() {
-    if (!ledger_.active || last_allocation_.jobs() == 0) return {};
+    if (!ledger_.active || last_.allocation.jobs() == 0) return {};
     // An attempt that fails costs its hull walks (and a pass over the kept rows) for nothing.
     // After one failed with k changed jobs it is not repeated with k or more until one
     // certifies: a skipped attempt that would have certified costs a warm solve, several failed
@@ -403,15 +414,14 @@ class incremental_solver {
     const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
                                                                                         problem_);
     std::optional<solve_result> carried =
-        detail::carry_at_prices(storage.view, problem_, utility_, options_, last_allocation_,
-                                origin_, ledger_, detail::method_constants::capacity_margin);
+        detail::carry_at_prices(storage.view, problem_, utility_, options_, last_, origin_, ledger_,
+                                detail::method_constants::capacity_margin, spare_);
     if (!carried) {
       carry_limit_ = changed_rows;
       return {};
     }
     carry_limit_ = std::numeric_limits<std::size_t>::max();
     follow_memory();
-    remember_allocation(*carried);
     carried->timings.setup_seconds = clock.seconds();
     return carried;
   }
@@ -433,9 +443,13 @@ class incremental_solver {
   /// rows to its rows follows the rows (a copy of the memory per re-plan would cost more than
   /// the re-plan's own work at a million jobs).
   void follow_memory() {
-    std::vector<std::int64_t> map(origin_.size());
-    for (std::size_t i = 0; i < origin_.size(); ++i) map[i] = memory_row(i);
-    memory_row_ = std::move(map);
+    // Into the buffer of the map before last: a fresh one costs its page faults every re-plan.
+    spare_memory_row_.resize(origin_.size());
+    detail::host_executor(options_.threads)
+        .for_each(static_cast<std::int64_t>(origin_.size()), [this](std::int64_t i) {
+          spare_memory_row_[static_cast<std::size_t>(i)] = memory_row(static_cast<std::size_t>(i));
+        });
+    memory_row_.swap(spare_memory_row_);
   }
 
   /// Moves each job's search start to its row now, before a warm solve. The memory is empty
@@ -607,10 +621,11 @@ class incremental_solver {
   /// Per row of the last answer: the row of memory_ with its search start, -1 for none; empty
   /// when they are the same rows (follow_memory).
   std::vector<std::int64_t> memory_row_;
+  std::vector<std::int64_t> spare_memory_row_;  ///< follow_memory's next buffer
   detail::warm_state warm_;
-  /// Rows of the last answer when it reached g(0) (at_g0_) or opened the price ledger, else empty.
-  allocation last_allocation_;
-  bool at_g0_ = false;
+  solve_result last_;             ///< the last answer (solve() returns it)
+  detail::answer_buffers spare_;  ///< the arrays of the answer before it, for the next to reuse
+  bool at_g0_ = false;  ///< last_ reached g(0): the next solve may carry its allocation over
   detail::price_ledger ledger_;  ///< the last answer's sums at its prices (priced_carry.hpp)
   /// carry_at_prices is tried with fewer changed jobs than this only (its last failure's count).
   std::size_t carry_limit_ = std::numeric_limits<std::size_t>::max();

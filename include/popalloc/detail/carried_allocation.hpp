@@ -24,7 +24,9 @@
 
 #include <Eigen/Core>
 
+#include "popalloc/config.hpp"
 #include "popalloc/detail/dense_view.hpp"
+#include "popalloc/detail/host_executor.hpp"
 #include "popalloc/detail/relative_gap.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
@@ -64,15 +66,55 @@ struct carried_rows {
   std::vector<std::vector<std::pair<std::int32_t, double>>> placed;  ///< to_place's rows
 };
 
+/// Fixed chunks of the rows for a re-plan's passes over every job, run on several threads: the
+/// layout depends on n only, and the chunks' results are joined in chunk order, so a pass gives
+/// the same answer on any number of threads.
+struct row_chunks {
+  static constexpr Eigen::Index rows_per_chunk = 16384;
+  Eigen::Index n = 0, count = 1;
+
+  explicit row_chunks(Eigen::Index jobs)
+      : n(jobs), count(std::max<Eigen::Index>(1, (jobs + rows_per_chunk - 1) / rows_per_chunk)) {}
+  Eigen::Index begin(Eigen::Index c) const { return c * rows_per_chunk; }
+  Eigen::Index end(Eigen::Index c) const { return std::min(n, begin(c) + rows_per_chunk); }
+};
+
+/// The first entry of the increasing `rows` at or after row i.
+inline std::size_t first_at_or_after(const std::vector<Eigen::Index>& rows, Eigen::Index i) {
+  return static_cast<std::size_t>(std::lower_bound(rows.begin(), rows.end(), i) - rows.begin());
+}
+
+/// The arrays of an answer that is being replaced, for the next carried answer to fill: at a
+/// million jobs, fresh memory for them costs its page faults on every re-plan.
+struct answer_buffers {
+  allocation rows;
+  Eigen::VectorXd throughput;
+
+  void take(solve_result& old) {
+    rows = std::move(old.allocation);
+    throughput = std::move(old.throughput);
+  }
+  /// Makes `out` a vector of n entries (contents unspecified), in `throughput`'s memory where
+  /// that has n entries too (Eigen reallocates on any other size).
+  void lend_throughput(Eigen::Index n, Eigen::VectorXd& out) {
+    if (throughput.size() == n) {
+      out.swap(throughput);
+    } else {
+      out.resize(n);
+    }
+  }
+};
+
 /// The usage and throughputs of the unchanged jobs' rows of `last`, and the jobs to place
 /// (`origin`: see carry_allocation_over).
 template <class Scalar>
 carried_rows keep_unchanged(const dense_view<Scalar>& view, const allocation& last,
-                            const std::vector<std::int64_t>& origin) {
+                            const std::vector<std::int64_t>& origin, answer_buffers& buffers) {
   const Eigen::Index n = view.n;
   carried_rows out;
   out.usage = Eigen::VectorXd::Zero(view.m);
-  out.throughput = Eigen::VectorXd::Zero(n);
+  buffers.lend_throughput(n, out.throughput);
+  out.throughput.setZero();
   for (Eigen::Index i = 0; i < n; ++i) {
     const std::int64_t from = origin[static_cast<std::size_t>(i)];
     if (from < 0 || static_cast<std::size_t>(from) >= last.jobs()) {
@@ -135,31 +177,32 @@ void fill_free_time(const dense_view<Scalar>& view, const Utility& utility, std:
   rows.throughput[i] = t;
 }
 
-/// The carried allocation in job order: the placed jobs' rows, the others' from `last`. Runs of
-/// rows that were consecutive in `last` (all but the few a change touched or a removal moved)
-/// are copied in one block each.
-inline allocation assemble_rows(const carried_rows& rows, const allocation& last,
-                                const std::vector<std::int64_t>& origin) {
-  const std::size_t n = origin.size();
-  std::size_t placed_entries = 0;
-  for (const auto& row : rows.placed) placed_entries += row.size();
-  allocation a;
-  a.job_offset.resize(n + 1);
-  a.job_offset[0] = 0;
-  std::size_t kept_entries = 0;
-  for (std::size_t i = 0, next_placed = 0; i < n; ++i) {
-    if (next_placed < rows.to_place.size() &&
-        rows.to_place[next_placed] == static_cast<Eigen::Index>(i)) {
-      ++next_placed;
+/// Entries of rows [begin, end) of the carried allocation: the placed rows' own, the kept rows'
+/// in `last`.
+inline std::size_t carried_entries(const carried_rows& rows, const allocation& last,
+                                   const std::vector<std::int64_t>& origin, Eigen::Index begin,
+                                   Eigen::Index end) {
+  std::size_t entries = 0;
+  for (std::size_t i = static_cast<std::size_t>(begin), q = first_at_or_after(rows.to_place, begin);
+       i < static_cast<std::size_t>(end); ++i) {
+    if (q < rows.to_place.size() && rows.to_place[q] == static_cast<Eigen::Index>(i)) {
+      entries += rows.placed[q++].size();
       continue;
     }
     const auto from = static_cast<std::size_t>(origin[i]);
-    kept_entries += static_cast<std::size_t>(last.job_offset[from + 1] - last.job_offset[from]);
+    entries += static_cast<std::size_t>(last.job_offset[from + 1] - last.job_offset[from]);
   }
-  a.option.resize(kept_entries + placed_entries);
-  a.fraction.resize(kept_entries + placed_entries);
-  std::size_t at = 0, next_placed = 0;  // to_place is increasing
-  for (std::size_t i = 0; i < n;) {
+  return entries;
+}
+
+/// Writes rows [begin, end) of the carried allocation `a` from entry `at` on. Runs of kept rows
+/// that were consecutive in `last` (all but the few a change touched or a removal moved) are
+/// copied in one block each.
+inline void assemble_chunk(const carried_rows& rows, const allocation& last,
+                           const std::vector<std::int64_t>& origin, std::size_t begin,
+                           std::size_t end, std::size_t at, allocation& a) {
+  std::size_t next_placed = first_at_or_after(rows.to_place, static_cast<Eigen::Index>(begin));
+  for (std::size_t i = begin; i < end;) {
     if (next_placed < rows.to_place.size() &&
         rows.to_place[next_placed] == static_cast<Eigen::Index>(i)) {
       for (const auto& [j, x] : rows.placed[next_placed]) {
@@ -171,42 +214,66 @@ inline allocation assemble_rows(const carried_rows& rows, const allocation& last
       a.job_offset[++i] = static_cast<std::int64_t>(at);
       continue;
     }
-    // The run of kept rows i, i + 1, ... that were consecutive in `last`.
-    const std::size_t stop = next_placed < rows.to_place.size()
-                                 ? static_cast<std::size_t>(rows.to_place[next_placed])
-                                 : n;
-    std::size_t end = i + 1;
-    while (end < stop && origin[end] == origin[end - 1] + 1) ++end;
+    const std::size_t stop =
+        next_placed < rows.to_place.size()
+            ? std::min(end, static_cast<std::size_t>(rows.to_place[next_placed]))
+            : end;
+    std::size_t run_end = i + 1;
+    while (run_end < stop && origin[run_end] == origin[run_end - 1] + 1) ++run_end;
     const auto first = static_cast<std::size_t>(origin[i]);
-    const std::int64_t begin = last.job_offset[first];
-    const auto count = static_cast<std::size_t>(last.job_offset[first + (end - i)] - begin);
-    std::copy_n(last.option.begin() + begin, count,
+    const std::int64_t from = last.job_offset[first];
+    const auto count = static_cast<std::size_t>(last.job_offset[first + (run_end - i)] - from);
+    std::copy_n(last.option.begin() + from, count,
                 a.option.begin() + static_cast<std::ptrdiff_t>(at));
-    std::copy_n(last.fraction.begin() + begin, count,
+    std::copy_n(last.fraction.begin() + from, count,
                 a.fraction.begin() + static_cast<std::ptrdiff_t>(at));
-    const std::int64_t shift = static_cast<std::int64_t>(at) - begin;
-    for (std::size_t k = i; k < end; ++k)
+    const std::int64_t shift = static_cast<std::int64_t>(at) - from;
+    for (std::size_t k = i; k < run_end; ++k)
       a.job_offset[k + 1] = last.job_offset[first + (k - i) + 1] + shift;
     at += count;
-    i = end;
+    i = run_end;
   }
-  return a;
+}
+
+/// The carried allocation in job order: the placed jobs' rows, the others' from `last`, into
+/// `a`'s memory (its contents are replaced), on up to `threads` threads.
+inline void assemble_rows(const carried_rows& rows, const allocation& last,
+                          const std::vector<std::int64_t>& origin, allocation& a,
+                          [[maybe_unused]] int threads = 1) {
+  const row_chunks chunks(static_cast<Eigen::Index>(origin.size()));
+  std::vector<std::size_t> start(static_cast<std::size_t>(chunks.count) + 1, 0);
+  POPALLOC_PRAGMA_OMP(
+      omp parallel for schedule(static) num_threads(threads) if (chunks.count > 1))
+  for (Eigen::Index c = 0; c < chunks.count; ++c)
+    start[static_cast<std::size_t>(c) + 1] =
+        carried_entries(rows, last, origin, chunks.begin(c), chunks.end(c));
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  a.job_offset.resize(origin.size() + 1);
+  a.job_offset[0] = 0;
+  a.option.resize(start.back());
+  a.fraction.resize(start.back());
+  POPALLOC_PRAGMA_OMP(
+      omp parallel for schedule(static) num_threads(threads) if (chunks.count > 1))
+  for (Eigen::Index c = 0; c < chunks.count; ++c)
+    assemble_chunk(rows, last, origin, static_cast<std::size_t>(chunks.begin(c)),
+                   static_cast<std::size_t>(chunks.end(c)), start[static_cast<std::size_t>(c)], a);
 }
 
 /// The last allocation of the unchanged jobs with the others placed greedily (file comment), or
 /// nothing when that allocation does not certify the changed problem to `options`' tolerance.
 /// `origin[i]`: the row job i had in `last`, -1 when it arrived or changed since. `margin`: the
-/// relative room every resource keeps, as the solver's repair keeps it. `view`: the problem as the
-/// solver reads it (problem_storage: closed resources give no throughput) in host memory.
+/// relative room every resource keeps, as the solver's repair keeps it. `view`: the problem as
+/// the solver reads it (problem_storage: closed resources give no throughput) in host memory.
+/// `buffers`: memory the answer's arrays may reuse.
 template <class Utility, class Scalar>
 std::optional<solve_result> carry_allocation_over(
     const dense_view<Scalar>& view, const Eigen::VectorXd& capacity, const Utility& utility,
     const solver_options& options, const allocation& last, const std::vector<std::int64_t>& origin,
-    double margin) {
+    double margin, answer_buffers& buffers) {
   static_assert(Utility::piecewise_linear, "only piecewise-linear utilities reach g(0) exactly");
   const Eigen::Index n = view.n;
   if (static_cast<Eigen::Index>(origin.size()) != n) return {};
-  carried_rows rows = keep_unchanged(view, last, origin);
+  carried_rows rows = keep_unchanged(view, last, origin, buffers);
   const Eigen::VectorXd room = capacity * (1.0 - margin);
   if ((rows.usage.array() > room.array()).any()) return {};  // capacities shrank under them
   for (std::size_t q = 0; q < rows.to_place.size(); ++q)
@@ -225,7 +292,8 @@ std::optional<solve_result> carry_allocation_over(
   if (!within_tolerance(unlimited - objective, gap, options)) return {};
 
   solve_result r;
-  r.allocation = assemble_rows(rows, last, origin);
+  r.allocation = std::move(buffers.rows);
+  assemble_rows(rows, last, origin, r.allocation, host_executor(options.threads).threads());
   r.status = solve_status::converged;
   r.primal_objective = objective;
   r.dual_bound = r.trivial_bound = unlimited;

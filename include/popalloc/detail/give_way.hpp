@@ -22,6 +22,7 @@
 
 #include <Eigen/Core>
 
+#include "popalloc/config.hpp"
 #include "popalloc/detail/carried_allocation.hpp"
 #include "popalloc/detail/dense_view.hpp"
 #include "popalloc/result.hpp"
@@ -117,27 +118,40 @@ inline Eigen::VectorXd cover_cost(std::vector<std::vector<cut_offer>> offers,
 }
 
 /// Adds the kept rows' (of `last`) time on the resources marked in `over` that is worth less
-/// than `below[j]` per unit of resource j.
+/// than `below[j]` per unit of resource j, in job order, scanning the rows' chunks (row_chunks)
+/// on up to `threads` threads.
 template <class Utility, class Scalar>
 void add_kept_offers(const dense_view<Scalar>& view, const Utility& utility,
                      const std::vector<unsigned char>& over, const Eigen::VectorXd& below,
                      const allocation& last, const std::vector<std::int64_t>& origin,
-                     const carried_rows& rows, std::vector<std::vector<cut_offer>>& offers) {
-  std::size_t q = 0;
-  for (Eigen::Index i = 0; i < view.n; ++i) {
-    if (q < rows.to_place.size() && rows.to_place[q] == i) {
-      ++q;
-      continue;
-    }
-    const auto from = static_cast<std::size_t>(origin[static_cast<std::size_t>(i)]);
-    for (auto k = last.job_offset[from]; k < last.job_offset[from + 1]; ++k) {
-      const std::int32_t j = last.option[static_cast<std::size_t>(k)];
-      const double x = last.fraction[static_cast<std::size_t>(k)], d = view.amount(i, j);
-      if (!over[static_cast<std::size_t>(j)] || !(x > 0.0) || !(d > 0.0)) continue;
-      const double cost = cut_cost(view, utility, i, j, x, rows.throughput[i]);
-      if (cost < below[j]) offers[static_cast<std::size_t>(j)].push_back({cost, x * d, i, -1});
+                     const carried_rows& rows, [[maybe_unused]] int threads,
+                     std::vector<std::vector<cut_offer>>& offers) {
+  const row_chunks chunks(view.n);
+  std::vector<std::vector<std::vector<cut_offer>>> found(
+      static_cast<std::size_t>(chunks.count), std::vector<std::vector<cut_offer>>(offers.size()));
+  POPALLOC_PRAGMA_OMP(
+      omp parallel for schedule(dynamic, 1) num_threads(threads) if (chunks.count > 1))
+  for (Eigen::Index c = 0; c < chunks.count; ++c) {
+    auto& mine = found[static_cast<std::size_t>(c)];
+    std::size_t q = first_at_or_after(rows.to_place, chunks.begin(c));
+    for (Eigen::Index i = chunks.begin(c); i < chunks.end(c); ++i) {
+      if (q < rows.to_place.size() && rows.to_place[q] == i) {
+        ++q;
+        continue;
+      }
+      const auto from = static_cast<std::size_t>(origin[static_cast<std::size_t>(i)]);
+      for (auto k = last.job_offset[from]; k < last.job_offset[from + 1]; ++k) {
+        const std::int32_t j = last.option[static_cast<std::size_t>(k)];
+        const double x = last.fraction[static_cast<std::size_t>(k)], d = view.amount(i, j);
+        if (!over[static_cast<std::size_t>(j)] || !(x > 0.0) || !(d > 0.0)) continue;
+        const double cost = cut_cost(view, utility, i, j, x, rows.throughput[i]);
+        if (cost < below[j]) mine[static_cast<std::size_t>(j)].push_back({cost, x * d, i, -1});
+      }
     }
   }
+  for (std::size_t j = 0; j < offers.size(); ++j)
+    for (const auto& mine : found)
+      offers[j].insert(offers[j].end(), mine[j].begin(), mine[j].end());
 }
 
 using placed_row = std::vector<std::pair<std::int32_t, double>>;
@@ -174,13 +188,14 @@ struct given_way {
 
 /// Cuts the cheapest time on every resource whose usage exceeds `room` until it fits (file
 /// comment): the placed rows' time, and the kept rows' where `from_kept`, moving the kept jobs it
-/// cut into the placed rows. False when the offers cannot bring the usage within `capacity`
-/// (rows that were within rounding of the room stay as they are).
+/// cut into the placed rows (scanning them on up to `threads` threads). False when the offers
+/// cannot bring the usage within `capacity` (rows that were within rounding of the room stay as
+/// they are).
 template <class Utility, class Scalar>
 bool give_way(const dense_view<Scalar>& view, const Utility& utility,
               const Eigen::VectorXd& capacity, const Eigen::VectorXd& room, const allocation& last,
               const std::vector<std::int64_t>& origin, bool from_kept, carried_rows& rows,
-              given_way& out) {
+              given_way& out, int threads = 1) {
   std::vector<unsigned char> over(static_cast<std::size_t>(room.size()), 0);
   bool any = false;
   for (Eigen::Index j = 0; j < room.size(); ++j)
@@ -189,7 +204,7 @@ bool give_way(const dense_view<Scalar>& view, const Utility& utility,
   std::vector<std::vector<cut_offer>> offers = placed_offers(view, utility, over, rows);
   if (from_kept)
     add_kept_offers(view, utility, over, cover_cost(offers, over, rows.usage, room), last, origin,
-                    rows, offers);
+                    rows, threads, offers);
 
   // The kept jobs cut take a placed row each, merged into job order at the end.
   std::map<Eigen::Index, placed_row> converted;

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -31,6 +32,7 @@
 #include "popalloc/detail/carried_allocation.hpp"
 #include "popalloc/detail/dense_view.hpp"
 #include "popalloc/detail/give_way.hpp"
+#include "popalloc/detail/host_executor.hpp"
 #include "popalloc/detail/interior_point.hpp"
 #include "popalloc/detail/relative_gap.hpp"
 #include "popalloc/options.hpp"
@@ -52,7 +54,6 @@ struct price_ledger {
   double unlimited_terms = 0.0;       ///< sum_i h_i(0) over the kept jobs (the trivial bound's)
   double objective = 0.0;             ///< sum_i f_i(t_i) over the kept jobs' rows
   Eigen::VectorXd usage;              ///< the kept jobs' rows' usage
-  Eigen::VectorXd throughput;         ///< t_i by the job's row in the last answer
   Eigen::VectorXd zero;               ///< prices 0, where h_i is the trivial bound's term
   std::vector<unsigned char> closed;  ///< resources of capacity 0 at p (their pattern is fixed)
 
@@ -73,7 +74,6 @@ struct price_ledger {
     unlimited_terms = r.trivial_bound;
     objective = r.primal_objective;
     usage = r.usage;
-    throughput = r.throughput;
     zero = Eigen::VectorXd::Zero(capacity.size());
     closed = closed_pattern(capacity);
   }
@@ -85,20 +85,22 @@ struct price_ledger {
     return out;
   }
 
-  /// Takes job i (row `from` of `last`) out of the sums, before its data changes or it leaves.
-  /// `view` reads the job's data as it was at the last answer.
+  /// Takes job i (row `from` of the last answer `last`, the one the ledger was opened with) out
+  /// of the sums, before its data changes or it leaves. `view` reads the job's data as it was at
+  /// the last answer.
   template <class Utility, class Scalar>
   void retire(const dense_view<Scalar>& view, std::int64_t i, std::int64_t from,
-              const allocation& last, const Utility& utility) {
-    if (!active || from < 0 || static_cast<std::size_t>(from) >= last.jobs()) return;
+              const solve_result& last, const Utility& utility) {
+    const allocation& rows = last.allocation;
+    if (!active || from < 0 || static_cast<std::size_t>(from) >= rows.jobs()) return;
     const job_parameters job = view.parameters(i);
     dual_terms -= walk_hull(view, i, prices.data(), utility, job, 0.0, -1).excess;
     unlimited_terms -= walk_hull(view, i, zero.data(), utility, job, 0.0, -1).excess;
-    objective -= utility.value(throughput[from], job);
+    objective -= utility.value(last.throughput[from], job);
     const auto row = static_cast<std::size_t>(from);
-    for (auto k = last.job_offset[row]; k < last.job_offset[row + 1]; ++k) {
-      const std::int32_t j = last.option[static_cast<std::size_t>(k)];
-      usage[j] -= view.amount(i, j) * last.fraction[static_cast<std::size_t>(k)];
+    for (auto k = rows.job_offset[row]; k < rows.job_offset[row + 1]; ++k) {
+      const std::int32_t j = rows.option[static_cast<std::size_t>(k)];
+      usage[j] -= view.amount(i, j) * rows.fraction[static_cast<std::size_t>(k)];
     }
   }
 };
@@ -109,36 +111,68 @@ struct placed_responses {
   double dual_terms = 0.0, unlimited_terms = 0.0;
 };
 
+/// The placed rows of one chunk of the jobs (respond_at_prices).
+struct placed_chunk {
+  std::vector<Eigen::Index> to_place;
+  std::vector<std::vector<std::pair<std::int32_t, double>>> placed;
+  Eigen::VectorXd usage;  ///< empty where the chunk placed no job
+  double dual_terms = 0.0, unlimited_terms = 0.0;
+};
+
+/// Job i's exact best response at the ledger's prices, added to `out`; returns its throughput.
+template <class Utility, class Scalar>
+double respond_to_prices(const dense_view<Scalar>& view, const Utility& utility,
+                         const price_ledger& ledger, Eigen::Index i, placed_chunk& out) {
+  const job_parameters job = view.parameters(i);
+  const segment s = walk_hull(view, i, ledger.prices.data(), utility, job, 0.0, -1);
+  out.dual_terms += s.excess;
+  out.unlimited_terms += walk_hull(view, i, ledger.zero.data(), utility, job, 0.0, -1).excess;
+  std::vector<std::pair<std::int32_t, double>> row;
+  if (s.left >= 0 && s.theta < 1.0) row.emplace_back(s.left, 1.0 - s.theta);
+  if (s.right >= 0 && s.theta > 0.0) row.emplace_back(s.right, s.theta);
+  std::sort(row.begin(), row.end());
+  if (out.usage.size() == 0) out.usage = Eigen::VectorXd::Zero(view.m);
+  double t = 0.0;
+  for (const auto& [j, x] : row) {
+    out.usage[j] += view.amount(i, j) * x;
+    t += x * view.value(i, j);
+  }
+  out.to_place.push_back(i);
+  out.placed.push_back(std::move(row));
+  return t;
+}
+
+/// The kept jobs' throughputs and the changed jobs' best responses, the rows' chunks (row_chunks)
+/// on up to `threads` threads.
 template <class Utility, class Scalar>
 placed_responses respond_at_prices(const dense_view<Scalar>& view, const Utility& utility,
-                                   const price_ledger& ledger, std::size_t last_jobs,
-                                   const std::vector<std::int64_t>& origin) {
+                                   const price_ledger& ledger, const solve_result& last,
+                                   const std::vector<std::int64_t>& origin,
+                                   [[maybe_unused]] int threads, answer_buffers& buffers) {
   placed_responses out;
   carried_rows& rows = out.rows;
   rows.usage = ledger.usage;
-  rows.throughput = Eigen::VectorXd::Zero(view.n);
-  for (Eigen::Index i = 0; i < view.n; ++i) {
-    const std::int64_t from = origin[static_cast<std::size_t>(i)];
-    if (from >= 0 && static_cast<std::size_t>(from) < last_jobs) {
-      rows.throughput[i] = ledger.throughput[from];
-      continue;
+  buffers.lend_throughput(view.n, rows.throughput);
+  const std::size_t last_jobs = last.allocation.jobs();
+  const row_chunks chunks(view.n);
+  std::vector<placed_chunk> found(static_cast<std::size_t>(chunks.count));
+  POPALLOC_PRAGMA_OMP(
+      omp parallel for schedule(dynamic, 1) num_threads(threads) if (chunks.count > 1))
+  for (Eigen::Index c = 0; c < chunks.count; ++c) {
+    for (Eigen::Index i = chunks.begin(c); i < chunks.end(c); ++i) {
+      const std::int64_t from = origin[static_cast<std::size_t>(i)];
+      rows.throughput[i] =
+          from >= 0 && static_cast<std::size_t>(from) < last_jobs
+              ? last.throughput[from]
+              : respond_to_prices(view, utility, ledger, i, found[static_cast<std::size_t>(c)]);
     }
-    const job_parameters job = view.parameters(i);
-    const segment s = walk_hull(view, i, ledger.prices.data(), utility, job, 0.0, -1);
-    out.dual_terms += s.excess;
-    out.unlimited_terms += walk_hull(view, i, ledger.zero.data(), utility, job, 0.0, -1).excess;
-    std::vector<std::pair<std::int32_t, double>> row;
-    if (s.left >= 0 && s.theta < 1.0) row.emplace_back(s.left, 1.0 - s.theta);
-    if (s.right >= 0 && s.theta > 0.0) row.emplace_back(s.right, s.theta);
-    std::sort(row.begin(), row.end());
-    double t = 0.0;
-    for (const auto& [j, x] : row) {
-      rows.usage[j] += view.amount(i, j) * x;
-      t += x * view.value(i, j);
-    }
-    rows.throughput[i] = t;
-    rows.to_place.push_back(i);
-    rows.placed.push_back(std::move(row));
+  }
+  for (placed_chunk& mine : found) {
+    out.dual_terms += mine.dual_terms;
+    out.unlimited_terms += mine.unlimited_terms;
+    if (mine.usage.size() != 0) rows.usage += mine.usage;
+    rows.to_place.insert(rows.to_place.end(), mine.to_place.begin(), mine.to_place.end());
+    std::move(mine.placed.begin(), mine.placed.end(), std::back_inserter(rows.placed));
   }
   return out;
 }
@@ -190,11 +224,11 @@ bool share_excess(const dense_view<Scalar>& view, const Utility& utility,
 template <class Utility, class Scalar>
 bool fit_placed(const dense_view<Scalar>& view, const Utility& utility,
                 const Eigen::VectorXd& capacity, double margin, const allocation& last,
-                const std::vector<std::int64_t>& origin, bool kept_give_way, carried_rows& rows,
-                given_way& given) {
+                const std::vector<std::int64_t>& origin, bool kept_give_way, int threads,
+                carried_rows& rows, given_way& given) {
   const Eigen::VectorXd room = capacity * (1.0 - margin);
   if constexpr (Utility::piecewise_linear) {
-    if (!give_way(view, utility, capacity, room, last, origin, kept_give_way, rows, given))
+    if (!give_way(view, utility, capacity, room, last, origin, kept_give_way, rows, given, threads))
       return false;
   } else {
     if (!share_excess(view, utility, capacity, room, rows, given)) return false;
@@ -275,8 +309,8 @@ fitted_rows fit_and_measure(const dense_view<Scalar>& view, const dense_problem<
                             std::optional<gap_references>& references) {
   fitted_rows out;
   given_way given;
-  if (!fit_placed(view, utility, problem.capacity, margin, last, origin, kept_give_way, rows,
-                  given))
+  if (!fit_placed(view, utility, problem.capacity, margin, last, origin, kept_give_way,
+                  host_executor(options.threads).threads(), rows, given))
     return out;
   out.loss = given.loss;
   out.objective = ledger.objective - given.kept_objective;
@@ -290,19 +324,24 @@ fitted_rows fit_and_measure(const dense_view<Scalar>& view, const dense_problem<
 }
 
 /// The kept rows with the changed jobs' best responses at the ledger's prices (file comment), or
-/// nothing when that answer does not meet `options`' tolerance. `origin[i]`: the row job i had in
-/// `last`, -1 when it arrived or changed since.
+/// nothing when that answer does not meet `options`' tolerance. `last_answer`: the answer the
+/// ledger was opened with; `origin[i]`: the row job i had there, -1 when it arrived or changed
+/// since. `buffers`: memory the answer's arrays may reuse.
 template <class Utility, class Scalar>
 std::optional<solve_result> carry_at_prices(const dense_view<Scalar>& view,
                                             const dense_problem<Scalar>& problem,
                                             const Utility& utility, const solver_options& options,
-                                            const allocation& last,
+                                            const solve_result& last_answer,
                                             const std::vector<std::int64_t>& origin,
-                                            const price_ledger& ledger, double margin) {
+                                            const price_ledger& ledger, double margin,
+                                            answer_buffers& buffers) {
   if (!ledger.active || static_cast<Eigen::Index>(origin.size()) != view.n ||
       ledger.closed != price_ledger::closed_pattern(problem.capacity))
     return {};
-  placed_responses placed = respond_at_prices(view, utility, ledger, last.jobs(), origin);
+  const allocation& last = last_answer.allocation;
+  const int threads = host_executor(options.threads).threads();
+  placed_responses placed =
+      respond_at_prices(view, utility, ledger, last_answer, origin, threads, buffers);
   carried_rows& rows = placed.rows;
   const double dual = ledger.dual_terms + placed.dual_terms + ledger.prices.dot(problem.capacity);
   const double unlimited = ledger.unlimited_terms + placed.unlimited_terms;
@@ -352,7 +391,8 @@ std::optional<solve_result> carry_at_prices(const dense_view<Scalar>& view,
   const measured_gap& gap = answer.gap;
 
   solve_result r;
-  r.allocation = assemble_rows(rows, last, origin);
+  r.allocation = std::move(buffers.rows);
+  assemble_rows(rows, last, origin, r.allocation, threads);
   r.status = solve_status::converged;
   r.primal_objective = objective;
   r.dual_bound = dual;
