@@ -50,8 +50,8 @@ constexpr const char* kUsage = R"(Usage:
 
 Simulates a cluster scheduled by Gavel's round-based mechanism: every round (360 s) jobs are
 ranked per GPU type by allocation / share of time received and placed greedily; the allocation
-is recomputed by POLICY (solved with popalloc, warm-started from the previous prices) when jobs
-arrive or finish, at most once per --min-reset-seconds.
+is recomputed by POLICY (solved with popalloc, warm-started from the previous prices unless
+--cold-policy) when jobs arrive or finish, at most once per --min-reset-seconds.
 
 Workload:
   --throughputs FILE     Gavel's simulation_throughputs.json (default: the same isolated
@@ -88,6 +88,9 @@ Policy:
                          every reset; popalloc-schedule's default is 1e-6)
   --threads N            solver threads (default 0: OpenMP default)
   --time-limit SECONDS   wall-clock limit of each core solve of the policy
+  --cold-policy          every recomputation starts cold instead of from the previous call's
+                         prices (what the warm start saves: compare policy_seconds_per_round;
+                         not with --space-sharing, whose policies start cold anyway)
 
 Mechanism:
   --round-seconds S      round length (default 360)
@@ -142,6 +145,7 @@ constexpr option_spec kOptions[] = {
     {"tolerance", true},
     {"water-filling", false},
     {"no-water-filling", false},
+    {"cold-policy", false},
     {"round-seconds", true},
     {"min-reset-seconds", true},
     {"gpus-per-server", true},
@@ -182,6 +186,7 @@ struct settings {
   popalloc_cli::verbosity verbosity = popalloc_cli::verbosity::normal;
   bool window = false;
   bool space_sharing = false;
+  bool warm_policy = true;
 };
 
 settings interpret(const given_options& given) {
@@ -221,6 +226,9 @@ settings interpret(const given_options& given) {
     usage_error("--water-filling and --no-water-filling cannot be combined");
   s.policy.water_filling = given.count("water-filling") != 0;
   s.space_sharing = given.count("space-sharing") != 0;
+  s.warm_policy = given.count("cold-policy") == 0;
+  if (s.space_sharing && !s.warm_policy)
+    usage_error("--cold-policy is for the policies without --space-sharing (those start cold)");
   if (s.space_sharing) {
     // What the packed policies do not implement is refused before any file is read.
     // Packed min makespan is exact over classes of jobs with equal remaining steps; in a
@@ -568,7 +576,7 @@ int run(int argc, char** argv) {
     result = pc::simulate_packed(pc::to_sim_jobs(jobs), pc::sim_gpus(cluster), policy, s.simulator);
     stats = policy.stats();
   } else {
-    const pc::policy_adapter adapter(jobs, cluster, s.policy);
+    const pc::policy_adapter adapter(jobs, cluster, s.policy, s.warm_policy);
     result = pc::simulate(pc::to_sim_jobs(jobs), pc::sim_gpus(cluster), adapter, s.simulator);
     stats = adapter.stats();
   }

@@ -146,6 +146,21 @@ run --throughputs tp.json --cluster v100:4,k80:4 --arrival-rate 20 --jobs 40 --s
   --policy max-min-fairness --window 10:20 --output win.json --quiet
 check "window: 10 measured" python3 helper.py field win.json jobs_measured 10
 
+# ---- Cold policy calls: no warm start, the same schedule to the policy's tolerance ------------
+run --throughputs tp.json --cluster v100:4,k80:4 --arrival-rate 20 --jobs 40 --seed 3 \
+  --policy max-min-fairness --output warm.json --quiet
+check "warm policy: exit 0" exited 0
+run --throughputs tp.json --cluster v100:4,k80:4 --arrival-rate 20 --jobs 40 --seed 3 \
+  --policy max-min-fairness --cold-policy --output cold.json --quiet
+check "cold policy: exit 0" exited 0
+check "cold policy: no call warm-started, the same outcome" python3 -c "
+import json
+w, c = json.load(open('warm.json')), json.load(open('cold.json'))
+assert w['policy_calls'] > 2 and w['policy_calls_warm_started'] > 0, w
+assert c['policy_calls'] == w['policy_calls'] and c['policy_calls_warm_started'] == 0, c
+assert c['jobs_finished'] == w['jobs_finished'] == 40, c
+assert abs(c['avg_jct_hours'] - w['avg_jct_hours']) <= 1e-2 * w['avg_jct_hours'], (w, c)"
+
 # ---- Water filling over a long stream: the class LP's lifts keep every bound consistent -------
 # (a class whose best level lies just above the current one once made the lift's temporary cap
 # exceed its own bound, and restoring the bound failed after 70-100 simulated hours)
@@ -207,6 +222,8 @@ expect_one_line() {  # expect_one_line NAME MESSAGE ARGS...: exit 2 with a one-l
 expect_one_line "space sharing with min-makespan" \
   "--space-sharing runs --policy max-min-fairness, max-throughput or fifo, not min-makespan" \
   --space-sharing --policy min-makespan
+expect_one_line "space sharing with a cold policy" \
+  "--cold-policy is for the policies without --space-sharing" --space-sharing --cold-policy
 expect_one_line "space sharing with agnostic" \
   "--space-sharing cannot be combined with --heterogeneity-agnostic" --space-sharing \
   --heterogeneity-agnostic

@@ -119,16 +119,19 @@ class finish_time_history {
 
 /// \brief A sim_policy running allocate(): copies the active jobs (with remaining steps, and
 /// for finish-time fairness the elapsed time t_i and cumulative isolated time C_i, updated as
-/// C_i += (r_prev - r_now) / ET_iso_prev), passes the last call's prices as warm start, and
+/// C_i += (r_prev - r_now) / ET_iso_prev), passes the last call's prices as warm start (unless
+/// `warm_start` is false: every call then starts cold, to measure what the warm start saves), and
 /// returns allocate()'s time fractions. Copyable; copies share the state (std::function copies
 /// its target).
 class policy_adapter {
  public:
-  policy_adapter(std::vector<job> jobs, gpu_cluster cluster, policy_options options)
+  policy_adapter(std::vector<job> jobs, gpu_cluster cluster, policy_options options,
+                 bool warm_start = true)
       : state_(std::make_shared<state>()) {
     state_->jobs = std::move(jobs);
     state_->cluster = std::move(cluster);
     state_->options = std::move(options);
+    state_->warm_start = warm_start;
   }
 
   Eigen::MatrixXd operator()(const policy_request& request) const {
@@ -145,7 +148,7 @@ class policy_adapter {
       active.push_back(std::move(j));
     }
     policy_options options = s.options;
-    if (s.prices.size() == static_cast<Eigen::Index>(s.cluster.size())) {
+    if (s.warm_start && s.prices.size() == static_cast<Eigen::Index>(s.cluster.size())) {
       options.warm_start_prices = s.prices;
       ++s.stats.warm_started;
     }
@@ -169,6 +172,7 @@ class policy_adapter {
     std::vector<job> jobs;
     gpu_cluster cluster;
     policy_options options;
+    bool warm_start = true;
     Eigen::VectorXd prices;
     detail::finish_time_history history;
     policy_call_stats stats;
