@@ -443,6 +443,13 @@ double dual_at(const popalloc::dense_problem<double>& p, const Eigen::VectorXd& 
   return g;
 }
 
+/// Throughputs U(0.2, 1) (1 + 0.3 j) over m resources: later resources faster on average.
+Eigen::RowVectorXd graded_row(std::mt19937_64& rng, int m) {
+  Eigen::RowVectorXd a(m);
+  for (int j = 0; j < m; ++j) a[j] = uniform(rng, 0.2, 1.0) * (1.0 + 0.3 * j);
+  return a;
+}
+
 /// Two rounds of a few changes after a tight solve: each re-plan is certified at the last
 /// prices with no dual evaluation, and its bound, objective and usage are those of the changed
 /// problem summed afresh; a cold solve agrees. Then a resource closes and the solver evaluates.
@@ -454,11 +461,7 @@ void check_priced_carry(double target_share, double tolerance) {
   popalloc::solver_options options;
   options.relative_gap = 1e-7;
   solver inc(Eigen::VectorXd::Constant(m, 300.0), options);
-  auto draw = [&] {
-    Eigen::RowVectorXd a(m);
-    for (int j = 0; j < m; ++j) a[j] = uniform(rng, 0.2, 1.0) * (1.0 + 0.3 * j);
-    return a;
-  };
+  auto draw = [&] { return graded_row(rng, m); };
   auto add = [&] {
     const Eigen::RowVectorXd a = draw();
     return inc.add_job(a, uniform(rng, 1.0, 2.0),
@@ -567,6 +570,23 @@ TEST_CASE(
 
 namespace {
 
+/// Linear jobs over 4 resources of `capacity` each, with throughputs graded_row and weights
+/// U(1, 2), drawn from `seed`.
+struct graded_linear_jobs {
+  using solver = popalloc::incremental_solver<popalloc::utility::linear, double, test_backend>;
+  static constexpr int m = 4;
+  std::mt19937_64 rng;
+  solver inc;
+  std::vector<solver::job_id> ids;
+
+  graded_linear_jobs(std::uint64_t seed, double capacity, int jobs,
+                     const popalloc::solver_options& options)
+      : rng(seed), inc(Eigen::VectorXd::Constant(m, capacity), options) {
+    for (int k = 0; k < jobs; ++k) ids.push_back(inc.add_job(draw(), uniform(rng, 1.0, 2.0)));
+  }
+  Eigen::RowVectorXd draw() { return graded_row(rng, m); }
+};
+
 bool same_answer(const popalloc::solve_result& a, const popalloc::solve_result& b) {
   const auto& x = a.allocation;
   const auto& y = b.allocation;
@@ -585,19 +605,11 @@ TEST_CASE("incremental_solver: the answer solve() returns holds until the next s
   // the answer in hand must not change under the next round's changes or a cold solve, and each
   // new answer must be whole (its objective recomputed from its own allocation).
   using utility = popalloc::utility::linear;
-  using solver = popalloc::incremental_solver<utility, double, test_backend>;
-  constexpr int m = 4;
-  std::mt19937_64 rng(11);
   popalloc::solver_options options;
   options.relative_gap = 1e-7;
-  solver inc(Eigen::VectorXd::Constant(m, 300.0), options);
-  auto draw = [&] {
-    Eigen::RowVectorXd a(m);
-    for (int j = 0; j < m; ++j) a[j] = uniform(rng, 0.2, 1.0) * (1.0 + 0.3 * j);
-    return a;
-  };
-  std::vector<solver::job_id> ids;
-  for (int k = 0; k < 2000; ++k) ids.push_back(inc.add_job(draw(), uniform(rng, 1.0, 2.0)));
+  graded_linear_jobs run(11, 300.0, 2000, options);
+  auto& inc = run.inc;
+  auto& ids = run.ids;
   const popalloc::solve_result* answer = &inc.solve();
   REQUIRE(answer->status == popalloc::solve_status::converged);
   inc.options().relative_gap = 1e-3;
@@ -606,8 +618,8 @@ TEST_CASE("incremental_solver: the answer solve() returns holds until the next s
     CAPTURE(round);
     const popalloc::solve_result copy = *answer;
     inc.remove_job(ids[static_cast<std::size_t>(round)]);
-    ids.push_back(inc.add_job(draw(), 1.5));
-    inc.update_throughput(ids[static_cast<std::size_t>(500 + round)], draw());
+    ids.push_back(inc.add_job(run.draw(), 1.5));
+    inc.update_throughput(ids[static_cast<std::size_t>(500 + round)], run.draw());
     CHECK(same_answer(*answer, copy));
     REQUIRE(inc.solve_cold().status == popalloc::solve_status::converged);
     CHECK(same_answer(*answer, copy));
@@ -627,21 +639,13 @@ TEST_CASE("incremental_solver: at the last prices, changes spread over many row 
   // here; the changed jobs lie in every chunk. The bound must still be g(p) of the changed
   // problem summed afresh, and the allocation whole.
   using utility = popalloc::utility::linear;
-  using solver = popalloc::incremental_solver<utility, double, test_backend>;
-  constexpr int m = 4;
   constexpr int jobs = 40000;
-  std::mt19937_64 rng(23);
   popalloc::solver_options options;
   options.relative_gap = 1e-6;
   options.threads = 2;
-  solver inc(Eigen::VectorXd::Constant(m, 6000.0), options);
-  auto draw = [&] {
-    Eigen::RowVectorXd a(m);
-    for (int j = 0; j < m; ++j) a[j] = uniform(rng, 0.2, 1.0) * (1.0 + 0.3 * j);
-    return a;
-  };
-  std::vector<solver::job_id> ids;
-  for (int k = 0; k < jobs; ++k) ids.push_back(inc.add_job(draw(), uniform(rng, 1.0, 2.0)));
+  graded_linear_jobs run(23, 6000.0, jobs, options);
+  auto& inc = run.inc;
+  auto& ids = run.ids;
   const popalloc::solve_result first = inc.solve();
   REQUIRE(first.status == popalloc::solve_status::converged);
   REQUIRE(first.dual_bound < first.trivial_bound);
@@ -649,8 +653,8 @@ TEST_CASE("incremental_solver: at the last prices, changes spread over many row 
   for (int k = 0; k < 12; ++k) {
     const auto spread = static_cast<std::size_t>(k) * (jobs / 12);
     inc.remove_job(ids[spread + 1]);
-    ids.push_back(inc.add_job(draw(), 1.5));
-    inc.update_throughput(ids[spread + 2], draw());
+    ids.push_back(inc.add_job(run.draw(), 1.5));
+    inc.update_throughput(ids[spread + 2], run.draw());
   }
   const popalloc::solve_result& carried = inc.solve();
   REQUIRE(carried.status == popalloc::solve_status::converged);

@@ -77,6 +77,13 @@ struct row_chunks {
       : n(jobs), count(std::max<Eigen::Index>(1, (jobs + rows_per_chunk - 1) / rows_per_chunk)) {}
   Eigen::Index begin(Eigen::Index c) const { return c * rows_per_chunk; }
   Eigen::Index end(Eigen::Index c) const { return std::min(n, begin(c) + rows_per_chunk); }
+
+  /// f(c) for every chunk c, on up to `threads` threads.
+  template <class F>
+  void run([[maybe_unused]] int threads, const F& f) const {
+    POPALLOC_PRAGMA_OMP(omp parallel for schedule(dynamic, 1) num_threads(threads) if (count > 1))
+    for (Eigen::Index c = 0; c < count; ++c) f(c);
+  }
 };
 
 /// The first entry of the increasing `rows` at or after row i.
@@ -238,25 +245,22 @@ inline void assemble_chunk(const carried_rows& rows, const allocation& last,
 /// The carried allocation in job order: the placed jobs' rows, the others' from `last`, into
 /// `a`'s memory (its contents are replaced), on up to `threads` threads.
 inline void assemble_rows(const carried_rows& rows, const allocation& last,
-                          const std::vector<std::int64_t>& origin, allocation& a,
-                          [[maybe_unused]] int threads = 1) {
+                          const std::vector<std::int64_t>& origin, allocation& a, int threads = 1) {
   const row_chunks chunks(static_cast<Eigen::Index>(origin.size()));
   std::vector<std::size_t> start(static_cast<std::size_t>(chunks.count) + 1, 0);
-  POPALLOC_PRAGMA_OMP(
-      omp parallel for schedule(static) num_threads(threads) if (chunks.count > 1))
-  for (Eigen::Index c = 0; c < chunks.count; ++c)
+  chunks.run(threads, [&](Eigen::Index c) {
     start[static_cast<std::size_t>(c) + 1] =
         carried_entries(rows, last, origin, chunks.begin(c), chunks.end(c));
+  });
   std::partial_sum(start.begin(), start.end(), start.begin());
   a.job_offset.resize(origin.size() + 1);
   a.job_offset[0] = 0;
   a.option.resize(start.back());
   a.fraction.resize(start.back());
-  POPALLOC_PRAGMA_OMP(
-      omp parallel for schedule(static) num_threads(threads) if (chunks.count > 1))
-  for (Eigen::Index c = 0; c < chunks.count; ++c)
+  chunks.run(threads, [&](Eigen::Index c) {
     assemble_chunk(rows, last, origin, static_cast<std::size_t>(chunks.begin(c)),
                    static_cast<std::size_t>(chunks.end(c)), start[static_cast<std::size_t>(c)], a);
+  });
 }
 
 /// The last allocation of the unchanged jobs with the others placed greedily (file comment), or

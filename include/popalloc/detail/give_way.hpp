@@ -22,7 +22,6 @@
 
 #include <Eigen/Core>
 
-#include "popalloc/config.hpp"
 #include "popalloc/detail/carried_allocation.hpp"
 #include "popalloc/detail/dense_view.hpp"
 #include "popalloc/result.hpp"
@@ -124,14 +123,12 @@ template <class Utility, class Scalar>
 void add_kept_offers(const dense_view<Scalar>& view, const Utility& utility,
                      const std::vector<unsigned char>& over, const Eigen::VectorXd& below,
                      const allocation& last, const std::vector<std::int64_t>& origin,
-                     const carried_rows& rows, [[maybe_unused]] int threads,
+                     const carried_rows& rows, int threads,
                      std::vector<std::vector<cut_offer>>& offers) {
   const row_chunks chunks(view.n);
   std::vector<std::vector<std::vector<cut_offer>>> found(
       static_cast<std::size_t>(chunks.count), std::vector<std::vector<cut_offer>>(offers.size()));
-  POPALLOC_PRAGMA_OMP(
-      omp parallel for schedule(dynamic, 1) num_threads(threads) if (chunks.count > 1))
-  for (Eigen::Index c = 0; c < chunks.count; ++c) {
+  chunks.run(threads, [&](Eigen::Index c) {
     auto& mine = found[static_cast<std::size_t>(c)];
     std::size_t q = first_at_or_after(rows.to_place, chunks.begin(c));
     for (Eigen::Index i = chunks.begin(c); i < chunks.end(c); ++i) {
@@ -148,7 +145,7 @@ void add_kept_offers(const dense_view<Scalar>& view, const Utility& utility,
         if (cost < below[j]) mine[static_cast<std::size_t>(j)].push_back({cost, x * d, i, -1});
       }
     }
-  }
+  });
   for (std::size_t j = 0; j < offers.size(); ++j)
     for (const auto& mine : found)
       offers[j].insert(offers[j].end(), mine[j].begin(), mine[j].end());

@@ -107,22 +107,17 @@ struct price_ledger {
 
 /// The changed jobs' exact best responses at the ledger's prices, with their dual terms.
 struct placed_responses {
-  carried_rows rows;  ///< usage: every job's; throughput: the placed jobs' only
+  /// usage: every job's (a chunk's: its placed jobs', empty where it placed none); throughput:
+  /// every job's (a chunk's: unused)
+  carried_rows rows;
   double dual_terms = 0.0, unlimited_terms = 0.0;
 };
 
-/// The placed rows of one chunk of the jobs (respond_at_prices).
-struct placed_chunk {
-  std::vector<Eigen::Index> to_place;
-  std::vector<std::vector<std::pair<std::int32_t, double>>> placed;
-  Eigen::VectorXd usage;  ///< empty where the chunk placed no job
-  double dual_terms = 0.0, unlimited_terms = 0.0;
-};
-
-/// Job i's exact best response at the ledger's prices, added to `out`; returns its throughput.
+/// Job i's exact best response at the ledger's prices, added to the placed rows of `out` (one
+/// chunk's); returns its throughput.
 template <class Utility, class Scalar>
 double respond_to_prices(const dense_view<Scalar>& view, const Utility& utility,
-                         const price_ledger& ledger, Eigen::Index i, placed_chunk& out) {
+                         const price_ledger& ledger, Eigen::Index i, placed_responses& out) {
   const job_parameters job = view.parameters(i);
   const segment s = walk_hull(view, i, ledger.prices.data(), utility, job, 0.0, -1);
   out.dual_terms += s.excess;
@@ -131,14 +126,15 @@ double respond_to_prices(const dense_view<Scalar>& view, const Utility& utility,
   if (s.left >= 0 && s.theta < 1.0) row.emplace_back(s.left, 1.0 - s.theta);
   if (s.right >= 0 && s.theta > 0.0) row.emplace_back(s.right, s.theta);
   std::sort(row.begin(), row.end());
-  if (out.usage.size() == 0) out.usage = Eigen::VectorXd::Zero(view.m);
+  carried_rows& rows = out.rows;
+  if (rows.usage.size() == 0) rows.usage = Eigen::VectorXd::Zero(view.m);
   double t = 0.0;
   for (const auto& [j, x] : row) {
-    out.usage[j] += view.amount(i, j) * x;
+    rows.usage[j] += view.amount(i, j) * x;
     t += x * view.value(i, j);
   }
-  out.to_place.push_back(i);
-  out.placed.push_back(std::move(row));
+  rows.to_place.push_back(i);
+  rows.placed.push_back(std::move(row));
   return t;
 }
 
@@ -147,18 +143,16 @@ double respond_to_prices(const dense_view<Scalar>& view, const Utility& utility,
 template <class Utility, class Scalar>
 placed_responses respond_at_prices(const dense_view<Scalar>& view, const Utility& utility,
                                    const price_ledger& ledger, const solve_result& last,
-                                   const std::vector<std::int64_t>& origin,
-                                   [[maybe_unused]] int threads, answer_buffers& buffers) {
+                                   const std::vector<std::int64_t>& origin, int threads,
+                                   answer_buffers& buffers) {
   placed_responses out;
   carried_rows& rows = out.rows;
   rows.usage = ledger.usage;
   buffers.lend_throughput(view.n, rows.throughput);
   const std::size_t last_jobs = last.allocation.jobs();
   const row_chunks chunks(view.n);
-  std::vector<placed_chunk> found(static_cast<std::size_t>(chunks.count));
-  POPALLOC_PRAGMA_OMP(
-      omp parallel for schedule(dynamic, 1) num_threads(threads) if (chunks.count > 1))
-  for (Eigen::Index c = 0; c < chunks.count; ++c) {
+  std::vector<placed_responses> found(static_cast<std::size_t>(chunks.count));
+  chunks.run(threads, [&](Eigen::Index c) {
     for (Eigen::Index i = chunks.begin(c); i < chunks.end(c); ++i) {
       const std::int64_t from = origin[static_cast<std::size_t>(i)];
       rows.throughput[i] =
@@ -166,10 +160,11 @@ placed_responses respond_at_prices(const dense_view<Scalar>& view, const Utility
               ? last.throughput[from]
               : respond_to_prices(view, utility, ledger, i, found[static_cast<std::size_t>(c)]);
     }
-  }
-  for (placed_chunk& mine : found) {
-    out.dual_terms += mine.dual_terms;
-    out.unlimited_terms += mine.unlimited_terms;
+  });
+  for (placed_responses& chunk : found) {
+    carried_rows& mine = chunk.rows;
+    out.dual_terms += chunk.dual_terms;
+    out.unlimited_terms += chunk.unlimited_terms;
     if (mine.usage.size() != 0) rows.usage += mine.usage;
     rows.to_place.insert(rows.to_place.end(), mine.to_place.begin(), mine.to_place.end());
     std::move(mine.placed.begin(), mine.placed.end(), std::back_inserter(rows.placed));
