@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Room made on over-used resources by the time worth least there (detail/give_way.hpp): the
 // selection of the cheapest offers against a full sort, and hand-computed cuts of kept and placed
-// target-priority jobs.
+// target-priority jobs. The carried answer's passes over row chunks (detail/carried_allocation.hpp,
+// detail/priced_carry.hpp) against row-by-row references on any number of threads.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -11,7 +12,12 @@
 
 #include <popalloc/detail/engine.hpp>
 #include <popalloc/detail/give_way.hpp>
+#include <popalloc/detail/priced_carry.hpp>
+#include <popalloc/utility/linear.hpp>
+#include <popalloc/utility/log.hpp>
 #include <popalloc/utility/target_priority.hpp>
+
+#include "support/instances.hpp"
 
 namespace {
 
@@ -293,5 +299,84 @@ TEST_CASE("add_kept_offers: every kept row's cheap time, in job order, on any nu
     }
     CHECK(in_order);
     CHECK(priced);
+  }
+}
+
+TEST_CASE("follow_row_map: each row's entry follows its job through removals and changes") {
+  // Each job carries the map entry it should have: its row when the map was made, -1 once it
+  // arrived or changed. The solver's moves: a removal moves the last row into the hole.
+  std::mt19937_64 rng(17);
+  for (const int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    std::vector<std::int64_t> tag(40000), map(tag.size());
+    for (std::size_t i = 0; i < tag.size(); ++i) tag[i] = map[i] = static_cast<std::int64_t>(i);
+    for (int round = 0; round < 6; ++round) {
+      CAPTURE(round);
+      std::vector<std::int64_t> origin(tag.size());
+      for (std::size_t i = 0; i < origin.size(); ++i) origin[i] = static_cast<std::int64_t>(i);
+      const auto pick = [&] { return static_cast<std::size_t>(rng() % origin.size()); };
+      const int changes = round == 5 ? 30000 : 50 * (round + 1);  // the last: most rows
+      for (int k = 0; k < changes; ++k) {
+        switch (k % 3) {
+          case 0: {  // removal
+            const std::size_t i = pick();
+            origin[i] = origin.back();
+            tag[i] = tag.back();
+            origin.pop_back();
+            tag.pop_back();
+            break;
+          }
+          case 1:  // arrival
+            origin.push_back(-1);
+            tag.push_back(-1);
+            break;
+          default: {  // changed data
+            const std::size_t i = pick();
+            origin[i] = -1;
+            tag[i] = -1;
+          }
+        }
+      }
+      if (round == 2)  // arrivals past the map's end
+        for (int k = 0; k < 20000; ++k) origin.push_back(-1), tag.push_back(-1);
+      popalloc::detail::follow_row_map(map, origin, threads);
+      REQUIRE(map.size() == tag.size());
+      CHECK(map == tag);
+    }
+  }
+}
+
+TEST_CASE(
+    "carry_gap_references: the set-up pass's sums, over row chunks on any number of threads") {
+  for (const int n : {1, 1000, 70001}) {
+    CAPTURE(n);
+    popalloc::dense_problem<double> p = popalloc_test::random_problem(n, 4, 3);
+    const auto reference = [&](const auto& utility) {
+      return popalloc::detail::gap_references_of(p, utility);
+    };
+    const popalloc::detail::gap_references target = reference(popalloc::utility::target_priority{});
+    REQUIRE(target.idle < 0.0);
+    p.capacity[1] = 0.0;  // a closed resource: log's elasticity is summed, not the weights
+    const popalloc::detail::gap_references log = reference(popalloc::utility::log{});
+    REQUIRE(std::isinf(log.idle));
+    for (const int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      const auto carried = [&](const auto& utility) {
+        return popalloc::detail::carry_gap_references(p, utility, threads);
+      };
+      const auto tp = carried(popalloc::utility::target_priority{});
+      CHECK(tp.idle == doctest::Approx(target.idle).epsilon(1e-12));
+      CHECK(tp.elasticity == 0.0);
+      const auto lg = carried(popalloc::utility::log{});
+      CHECK(std::isinf(lg.idle));
+      CHECK(lg.elasticity == doctest::Approx(log.elasticity).epsilon(1e-12));
+      const auto lin = carried(popalloc::utility::linear{});
+      CHECK(lin.idle == reference(popalloc::utility::linear{}).idle);
+      CHECK(lin.elasticity == 0.0);
+      // The same sums whatever the thread count: the chunks are joined in order.
+      CHECK(
+          tp.idle ==
+          popalloc::detail::carry_gap_references(p, popalloc::utility::target_priority{}, 1).idle);
+    }
   }
 }

@@ -324,9 +324,10 @@ class incremental_solver {
   /// A cold solve whose jobs' search starts are kept for the next warm one.
   solve_result solve_fresh(const progress_callback& callback, const solver_options& options) {
     memory_ = {};
-    memory_row_.clear();
-    return detail::solve_as<Backend>(detail::solve_role::full, problem_, utility_, options,
-                                     callback, {}, &memory_);
+    solve_result fresh = detail::solve_as<Backend>(detail::solve_role::full, problem_, utility_,
+                                                   options, callback, {}, &memory_);
+    reset_memory_rows();
+    return fresh;
   }
 
   static bool worth_a_cold_retry(solve_status status) {
@@ -440,16 +441,23 @@ class incremental_solver {
   }
 
   /// After an answer that evaluated nothing: the memory stays where it is and only the map from
-  /// rows to its rows follows the rows (a copy of the memory per re-plan would cost more than
-  /// the re-plan's own work at a million jobs).
+  /// rows to its rows follows the rows (detail::follow_row_map; a copy of the memory per re-plan
+  /// would cost more than the re-plan's own work at a million jobs).
   void follow_memory() {
-    // Into the buffer of the map before last: a fresh one costs its page faults every re-plan.
-    spare_memory_row_.resize(origin_.size());
+    if (memory_row_.empty()) {  // no map yet: memory rows are the rows' origins
+      memory_row_ = origin_;
+      return;
+    }
+    detail::follow_row_map(memory_row_, origin_, detail::host_executor(options_.threads).threads());
+  }
+
+  /// Every row's memory is its own (after a solve that evaluated), in the map's buffer: a fresh
+  /// one would cost its page faults at the next re-plan.
+  void reset_memory_rows() {
+    memory_row_.resize(origin_.size());
     detail::host_executor(options_.threads)
-        .for_each(static_cast<std::int64_t>(origin_.size()), [this](std::int64_t i) {
-          spare_memory_row_[static_cast<std::size_t>(i)] = memory_row(static_cast<std::size_t>(i));
-        });
-    memory_row_.swap(spare_memory_row_);
+        .for_each(static_cast<std::int64_t>(memory_row_.size()),
+                  [this](std::int64_t i) { memory_row_[static_cast<std::size_t>(i)] = i; });
   }
 
   /// Moves each job's search start to its row now, before a warm solve. The memory is empty
@@ -472,7 +480,7 @@ class incremental_solver {
     };
     gather(memory_.slope, 0.0);
     gather(memory_.slack, std::int32_t{1});
-    memory_row_.clear();
+    reset_memory_rows();
   }
 
   /// No jobs: the empty allocation, certified by prices 0 (g(0) = 0 = the objective).
@@ -618,10 +626,9 @@ class incremental_solver {
   using executor = typename detail::executor_for<Backend>::type;
   executor executor_{1};
   detail::job_memory<executor> memory_;
-  /// Per row of the last answer: the row of memory_ with its search start, -1 for none; empty
-  /// when they are the same rows (follow_memory).
+  /// Per row of the last answer: the row of memory_ with its search start, -1 for none (the
+  /// identity after a solve that evaluated; follow_memory). Empty before the first solve.
   std::vector<std::int64_t> memory_row_;
-  std::vector<std::int64_t> spare_memory_row_;  ///< follow_memory's next buffer
   detail::warm_state warm_;
   solve_result last_;             ///< the last answer (solve() returns it)
   detail::answer_buffers spare_;  ///< the arrays of the answer before it, for the next to reuse

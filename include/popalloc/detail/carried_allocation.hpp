@@ -86,6 +86,33 @@ struct row_chunks {
   }
 };
 
+/// Makes `map` (an entry per row of the last answer) an entry per row now: map[origin[i]], -1
+/// where origin[i] is -1 or names no entry of `map`. In place, and only where a row's origin is
+/// not its own (the changed and arrived rows, the rows removals moved): every such entry is read
+/// from the old map before any is written, so one row's move cannot overwrite what another
+/// reads. A fresh map would cost its page faults, and a full pass its writes, every re-plan.
+inline void follow_row_map(std::vector<std::int64_t>& map, const std::vector<std::int64_t>& origin,
+                           int threads) {
+  const std::size_t mapped = map.size();
+  const row_chunks chunks(static_cast<Eigen::Index>(origin.size()));
+  std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> moved(
+      static_cast<std::size_t>(chunks.count));
+  chunks.run(threads, [&](Eigen::Index c) {
+    auto& mine = moved[static_cast<std::size_t>(c)];
+    for (auto i = static_cast<std::size_t>(chunks.begin(c));
+         i < static_cast<std::size_t>(chunks.end(c)); ++i) {
+      const std::int64_t from = origin[i];
+      if (i < mapped && from == static_cast<std::int64_t>(i)) continue;
+      mine.emplace_back(i, from >= 0 && static_cast<std::size_t>(from) < mapped
+                               ? map[static_cast<std::size_t>(from)]
+                               : -1);
+    }
+  });
+  map.resize(origin.size());
+  for (const auto& chunk : moved)
+    for (const auto& [i, entry] : chunk) map[i] = entry;
+}
+
 /// The first entry of the increasing `rows` at or after row i.
 inline std::size_t first_at_or_after(const std::vector<Eigen::Index>& rows, Eigen::Index i) {
   return static_cast<std::size_t>(std::lower_bound(rows.begin(), rows.end(), i) - rows.begin());

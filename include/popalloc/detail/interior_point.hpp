@@ -408,12 +408,13 @@ class interior_point_method {
   double scale_ = 1.0;  ///< F
 };
 
-/// The gap references of `p` (relative_gap.hpp), as the price solver's set-up pass computes them.
+/// The gap references (relative_gap.hpp) of rows [begin, end) of `p`: their sums.
 template <class Scalar, class Utility>
-gap_references gap_references_of(const dense_problem<Scalar>& p, const Utility& utility) {
+gap_references gap_references_of_rows(const dense_problem<Scalar>& p, const Utility& utility,
+                                      Eigen::Index begin, Eigen::Index end) {
   gap_references refs;
   const Eigen::Index n = p.jobs(), m = p.resources();
-  for (Eigen::Index i = 0; i < n; ++i) {
+  for (Eigen::Index i = begin; i < end; ++i) {
     const job_parameters job = parameters_of(p, i);
     const double idle = utility.value(0.0, job);
     refs.idle += idle;
@@ -430,6 +431,12 @@ gap_references gap_references_of(const dense_problem<Scalar>& p, const Utility& 
     refs.elasticity += tau * utility.marginal(tau, job);
   }
   return refs;
+}
+
+/// The gap references of `p` (relative_gap.hpp), as the price solver's set-up pass computes them.
+template <class Scalar, class Utility>
+gap_references gap_references_of(const dense_problem<Scalar>& p, const Utility& utility) {
+  return gap_references_of_rows(p, utility, 0, p.jobs());
 }
 
 /// The allocation x = sigma u with any rounding overshoot of a capacity or a job's time scaled

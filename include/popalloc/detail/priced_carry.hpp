@@ -38,6 +38,7 @@
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
 #include "popalloc/status.hpp"
+#include "popalloc/utility/linear.hpp"
 #include "popalloc/utility/log.hpp"
 
 namespace popalloc::detail {
@@ -247,12 +248,16 @@ bool fit_placed(const dense_view<Scalar>& view, const Utility& utility,
   return true;
 }
 
-/// The gap's references of the problem (gap_references_of). For log with every resource open,
-/// t f'(t) = w for every job, so the elasticity is the weights' sum and the pass over the
-/// throughputs is skipped.
+/// The gap's references of the problem (gap_references_of), summed over row chunks on up to
+/// `threads` threads in chunk order (the same sums on any number of threads). Linear utilities
+/// leave nothing to sum (f(0) = 0, finite for every job); for log with every resource open,
+/// t f'(t) = w for every job, so the elasticity is the weights' sum.
 template <class Utility, class Scalar>
-gap_references carry_gap_references(const dense_problem<Scalar>& problem, const Utility& utility) {
-  if constexpr (std::is_same_v<Utility, utility::log>) {
+gap_references carry_gap_references(const dense_problem<Scalar>& problem, const Utility& utility,
+                                    int threads) {
+  if constexpr (std::is_same_v<Utility, utility::linear>) {
+    return gap_references{};
+  } else if constexpr (std::is_same_v<Utility, utility::log>) {
     if ((problem.capacity.array() > 0.0).all()) {
       gap_references refs;
       refs.idle = -HUGE_VAL;
@@ -262,7 +267,18 @@ gap_references carry_gap_references(const dense_problem<Scalar>& problem, const 
       return refs;
     }
   }
-  return gap_references_of(problem, utility);
+  const row_chunks chunks(problem.jobs());
+  std::vector<gap_references> found(static_cast<std::size_t>(chunks.count));
+  chunks.run(threads, [&](Eigen::Index c) {
+    found[static_cast<std::size_t>(c)] =
+        gap_references_of_rows(problem, utility, chunks.begin(c), chunks.end(c));
+  });
+  gap_references refs;
+  for (const gap_references& chunk : found) {
+    refs.idle += chunk.idle;
+    refs.elasticity += chunk.elasticity;
+  }
+  return refs;
 }
 
 /// The placed jobs' part of carried_rows, to try a second way of fitting them from the same start
@@ -312,7 +328,8 @@ fitted_rows fit_and_measure(const dense_view<Scalar>& view, const dense_problem<
   for (const Eigen::Index i : rows.to_place)
     out.objective += utility.value(rows.throughput[i], view.parameters(i));
   if (!std::isfinite(out.objective)) return out;
-  if (!references) references = carry_gap_references(problem, utility);
+  if (!references)
+    references = carry_gap_references(problem, utility, host_executor(options.threads).threads());
   out.gap = measure_gap(dual, out.objective, options.gap, *references);
   out.certified = within_tolerance(dual - out.objective, out.gap, options);
   return out;
