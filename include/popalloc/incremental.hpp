@@ -430,24 +430,11 @@ class incremental_solver {
   /// A job whose data changed starts its searches afresh.
   void changed(Eigen::Index i) { origin_[static_cast<std::size_t>(i)] = -1; }
 
-  /// The memory row of the search start of row i now (rows moved by removals take theirs along;
-  /// arrivals and changed jobs start afresh: -1).
-  std::int64_t memory_row(std::size_t i) const {
-    const std::int64_t from = origin_[i];
-    if (from < 0 || memory_row_.empty()) return from;
-    return static_cast<std::size_t>(from) < memory_row_.size()
-               ? memory_row_[static_cast<std::size_t>(from)]
-               : -1;
-  }
-
   /// After an answer that evaluated nothing: the memory stays where it is and only the map from
-  /// rows to its rows follows the rows (detail::follow_row_map; a copy of the memory per re-plan
-  /// would cost more than the re-plan's own work at a million jobs).
+  /// rows to its rows follows the rows (detail::follow_row_map: rows moved by removals take their
+  /// search starts along, arrivals and changed jobs start afresh). A copy of the memory per
+  /// re-plan would cost more than the re-plan's own work at a million jobs.
   void follow_memory() {
-    if (memory_row_.empty()) {  // no map yet: memory rows are the rows' origins
-      memory_row_ = origin_;
-      return;
-    }
     detail::follow_row_map(memory_row_, origin_, detail::host_executor(options_.threads).threads());
   }
 
@@ -463,6 +450,7 @@ class incremental_solver {
   /// Moves each job's search start to its row now, before a warm solve. The memory is empty
   /// before the first warm solve and after a cold one.
   void carry_memory() {
+    follow_memory();
     const std::size_t n = origin_.size();
     auto& exec = executor_;
     auto gather = [&](auto& memory, auto fresh) {
@@ -471,7 +459,7 @@ class incremental_solver {
       std::vector<value> old(memory.size()), now(n);
       exec.download(memory, old.data());
       for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t from = memory_row(i);
+        const std::int64_t from = memory_row_[i];
         now[i] = from >= 0 && static_cast<std::size_t>(from) < old.size()
                      ? old[static_cast<std::size_t>(from)]
                      : fresh;
