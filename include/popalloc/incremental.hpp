@@ -19,8 +19,10 @@
 #include "popalloc/backend/cpu.hpp"
 #include "popalloc/dense_problem.hpp"
 #include "popalloc/detail/carried_allocation.hpp"
+#include "popalloc/detail/price_ledger.hpp"
 #include "popalloc/detail/priced_carry.hpp"
 #include "popalloc/detail/sample_start.hpp"
+#include "popalloc/detail/unlimited_carry.hpp"
 #include "popalloc/dual_solver.hpp"
 #include "popalloc/error.hpp"
 #include "popalloc/options.hpp"
@@ -273,7 +275,6 @@ class incremental_solver {
   /// last prices.
   void forget_prices() {
     warm_ = {};
-    ledger_.active = false;
     forget_allocation();
   }
 
@@ -365,33 +366,29 @@ class incremental_solver {
     ledger_.retire(storage.view, i, origin_[static_cast<std::size_t>(i)], last_, utility_);
   }
 
-  /// Whether the next solve may carry last_ over (detail::carries_over, the price ledger), with
-  /// every row's origin its own.
+  /// Opens the price ledger on last_, at its prices or, where it reached g(0), at prices 0 (the
+  /// next solve may then carry its allocation over), with every row's origin its own.
   void remember_allocation() {
-    at_g0_ = Utility::piecewise_linear && detail::carries_over(last_);
     ledger_.open(last_, problem_.capacity);
     detail::host_executor(options_.threads)
         .for_each(static_cast<std::int64_t>(origin_.size()),
                   [this](std::int64_t i) { origin_[static_cast<std::size_t>(i)] = i; });
   }
 
-  void forget_allocation() {
-    at_g0_ = false;
-    ledger_.active = false;
-  }
+  void forget_allocation() { ledger_.active = ledger_.at_unlimited = false; }
 
   /// The last allocation carried over to the problem as it stands, when that certifies it
   /// (detail::carry_allocation_over). The next warm solve still starts from the last solve's
   /// prices and level; the jobs' search starts follow their rows (follow_memory).
   std::optional<solve_result> carry_over() {
-    if (!at_g0_ || last_.allocation.jobs() == 0) return {};
+    if (!ledger_.at_unlimited || last_.allocation.jobs() == 0) return {};
     const detail::stopwatch clock;
     detail::host_executor host(1);
     const detail::problem_storage<detail::host_executor, dense_problem<Scalar>> storage(host,
                                                                                         problem_);
-    std::optional<solve_result> carried = detail::carry_allocation_over(
-        storage.view, problem_.capacity, utility_, options_, last_.allocation, origin_,
-        detail::method_constants::capacity_margin, spare_);
+    std::optional<solve_result> carried =
+        detail::carry_allocation_over(storage.view, problem_, utility_, options_, last_, origin_,
+                                      ledger_, detail::method_constants::capacity_margin, spare_);
     if (!carried) return {};
     follow_memory();
     carried->timings.setup_seconds = clock.seconds();
@@ -620,8 +617,7 @@ class incremental_solver {
   detail::warm_state warm_;
   solve_result last_;             ///< the last answer (solve() returns it)
   detail::answer_buffers spare_;  ///< the arrays of the answer before it, for the next to reuse
-  bool at_g0_ = false;  ///< last_ reached g(0): the next solve may carry its allocation over
-  detail::price_ledger ledger_;  ///< the last answer's sums at its prices (priced_carry.hpp)
+  detail::price_ledger ledger_;   ///< the last answer's sums at its prices (price_ledger.hpp)
   /// carry_at_prices is tried with fewer changed jobs than this only (its last failure's count).
   std::size_t carry_limit_ = std::numeric_limits<std::size_t>::max();
 };

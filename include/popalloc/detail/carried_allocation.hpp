@@ -1,17 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// \brief A re-plan certified without a dual evaluation: the last allocation carried over to a
-/// changed problem whose last optimum was the unlimited-capacity objective g(0).
-///
-/// When every job of the last solve got what it could get with unlimited capacities (the bound
-/// was g(0), the trivial bound: every target met), the optimal prices are 0 and the dual has
-/// nothing left to find; only an allocation that gets every job of the changed problem as close
-/// to g(0) is. The jobs that did not change keep their rows of the last allocation, which fit
-/// their old share of the capacities; the jobs that arrived or changed are placed, one after the
-/// other, on their fastest resources with room, up to what their utility stops rewarding. When
-/// that allocation is feasible and its objective meets the tolerance against g(0) (an upper
-/// bound on every problem's optimum, the dual at prices 0), it is the answer, certified as a
-/// solve's would be. Otherwise nothing is returned and the caller solves.
+/// \brief The pieces of a re-plan that carries the last allocation over: the kept rows and the
+/// rows placed anew, their assembly into an allocation in job order, and the map of rows that
+/// follows the jobs through removals.
 #pragma once
 
 #include <algorithm>
@@ -60,21 +51,26 @@ double fastest_open(const dense_view<Scalar>& view, std::int64_t i) {
 
 /// The carried allocation as it is built: the usage, the jobs' throughputs, and the rows of the
 /// jobs that arrived or changed (the others' rows stay in the last allocation).
+/// A row placed anew: (resource, fraction) in increasing resource order.
+using placed_row = std::vector<std::pair<std::int32_t, double>>;
+
 struct carried_rows {
   Eigen::VectorXd usage, throughput;
   std::vector<Eigen::Index> to_place;  ///< jobs that arrived or changed
-  std::vector<std::vector<std::pair<std::int32_t, double>>> placed;  ///< to_place's rows
+  std::vector<placed_row> placed;      ///< to_place's rows
 };
 
 /// Fixed chunks of the rows for a re-plan's passes over every job, run on several threads: the
 /// layout depends on n only, and the chunks' results are joined in chunk order, so a pass gives
 /// the same answer on any number of threads.
 struct row_chunks {
-  static constexpr Eigen::Index rows_per_chunk = 16384;
-  Eigen::Index n = 0, count = 1;
+  static constexpr Eigen::Index default_rows_per_chunk = 16384;
+  Eigen::Index n = 0, rows_per_chunk = default_rows_per_chunk, count = 1;
 
-  explicit row_chunks(Eigen::Index jobs)
-      : n(jobs), count(std::max<Eigen::Index>(1, (jobs + rows_per_chunk - 1) / rows_per_chunk)) {}
+  explicit row_chunks(Eigen::Index jobs, Eigen::Index per_chunk = default_rows_per_chunk)
+      : n(jobs),
+        rows_per_chunk(per_chunk),
+        count(std::max<Eigen::Index>(1, (jobs + per_chunk - 1) / per_chunk)) {}
   Eigen::Index begin(Eigen::Index c) const { return c * rows_per_chunk; }
   Eigen::Index end(Eigen::Index c) const { return std::min(n, begin(c) + rows_per_chunk); }
 
@@ -139,32 +135,32 @@ struct answer_buffers {
   }
 };
 
-/// The usage and throughputs of the unchanged jobs' rows of `last`, and the jobs to place
-/// (`origin`: see carry_allocation_over).
-template <class Scalar>
-carried_rows keep_unchanged(const dense_view<Scalar>& view, const allocation& last,
-                            const std::vector<std::int64_t>& origin, answer_buffers& buffers) {
-  const Eigen::Index n = view.n;
-  carried_rows out;
-  out.usage = Eigen::VectorXd::Zero(view.m);
-  buffers.lend_throughput(n, out.throughput);
-  out.throughput.setZero();
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const std::int64_t from = origin[static_cast<std::size_t>(i)];
-    if (from < 0 || static_cast<std::size_t>(from) >= last.jobs()) {
-      out.to_place.push_back(i);
-      continue;
+/// The rows of the jobs that did not change since `last`: their throughputs (a changed row's
+/// is 0 until it is placed) and `kept_usage`, their rows' usage; the jobs to place, in job
+/// order. `origin[i]`: the row job i had in `last`, -1 when it arrived or changed since. On up to
+/// `threads` threads; `buffers` lends the throughputs' memory.
+inline carried_rows gather_kept_rows(const Eigen::VectorXd& kept_usage, const solve_result& last,
+                                     const std::vector<std::int64_t>& origin, int threads,
+                                     answer_buffers& buffers) {
+  const auto n = static_cast<Eigen::Index>(origin.size());
+  carried_rows rows;
+  rows.usage = kept_usage;
+  buffers.lend_throughput(n, rows.throughput);
+  const auto last_jobs = static_cast<std::int64_t>(last.allocation.jobs());
+  const row_chunks chunks(n);
+  std::vector<std::vector<Eigen::Index>> changed(static_cast<std::size_t>(chunks.count));
+  chunks.run(threads, [&](Eigen::Index c) {
+    for (Eigen::Index i = chunks.begin(c); i < chunks.end(c); ++i) {
+      const std::int64_t from = origin[static_cast<std::size_t>(i)];
+      const bool kept = from >= 0 && from < last_jobs;
+      rows.throughput[i] = kept ? last.throughput[from] : 0.0;
+      if (!kept) changed[static_cast<std::size_t>(c)].push_back(i);
     }
-    for (auto k = last.job_offset[static_cast<std::size_t>(from)];
-         k < last.job_offset[static_cast<std::size_t>(from) + 1]; ++k) {
-      const std::int32_t j = last.option[static_cast<std::size_t>(k)];
-      const double x = last.fraction[static_cast<std::size_t>(k)];
-      out.usage[j] += view.amount(i, j) * x;
-      out.throughput[i] += x * view.value(i, j);
-    }
-  }
-  out.placed.resize(out.to_place.size());
-  return out;
+  });
+  for (const auto& chunk : changed)
+    rows.to_place.insert(rows.to_place.end(), chunk.begin(), chunk.end());
+  rows.placed.resize(rows.to_place.size());
+  return rows;
 }
 
 /// Gives placed job to_place[q] up to `free_time` more time on its fastest resources with room
@@ -288,56 +284,6 @@ inline void assemble_rows(const carried_rows& rows, const allocation& last,
     assemble_chunk(rows, last, origin, static_cast<std::size_t>(chunks.begin(c)),
                    static_cast<std::size_t>(chunks.end(c)), start[static_cast<std::size_t>(c)], a);
   });
-}
-
-/// The last allocation of the unchanged jobs with the others placed greedily (file comment), or
-/// nothing when that allocation does not certify the changed problem to `options`' tolerance.
-/// `origin[i]`: the row job i had in `last`, -1 when it arrived or changed since. `margin`: the
-/// relative room every resource keeps, as the solver's repair keeps it. `view`: the problem as
-/// the solver reads it (problem_storage: closed resources give no throughput) in host memory.
-/// `buffers`: memory the answer's arrays may reuse.
-template <class Utility, class Scalar>
-std::optional<solve_result> carry_allocation_over(
-    const dense_view<Scalar>& view, const Eigen::VectorXd& capacity, const Utility& utility,
-    const solver_options& options, const allocation& last, const std::vector<std::int64_t>& origin,
-    double margin, answer_buffers& buffers) {
-  static_assert(Utility::piecewise_linear, "only piecewise-linear utilities reach g(0) exactly");
-  const Eigen::Index n = view.n;
-  if (static_cast<Eigen::Index>(origin.size()) != n) return {};
-  carried_rows rows = keep_unchanged(view, last, origin, buffers);
-  const Eigen::VectorXd room = capacity * (1.0 - margin);
-  if ((rows.usage.array() > room.array()).any()) return {};  // capacities shrank under them
-  for (std::size_t q = 0; q < rows.to_place.size(); ++q)
-    fill_free_time(view, utility, q, 1.0, room, rows);
-
-  // Decided before the rows are assembled: most of a failed attempt's cost would be theirs.
-  double objective = 0.0, unlimited = 0.0, idle = 0.0;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const job_parameters job = view.parameters(i);
-    objective += utility.value(rows.throughput[i], job);
-    unlimited += utility.value(fastest_open(view, i), job);
-    idle += utility.value(0.0, job);
-  }
-  if (!std::isfinite(objective) || !std::isfinite(unlimited) || !std::isfinite(idle)) return {};
-  const measured_gap gap = measure_gap(unlimited, objective, options.gap, {idle, 0.0});
-  if (!within_tolerance(unlimited - objective, gap, options)) return {};
-
-  solve_result r;
-  r.allocation = std::move(buffers.rows);
-  assemble_rows(rows, last, origin, r.allocation, host_executor(options.threads).threads());
-  r.status = solve_status::converged;
-  r.primal_objective = objective;
-  r.dual_bound = r.trivial_bound = unlimited;
-  r.duality_gap = unlimited - objective;
-  r.relative_gap = gap.relative;
-  r.gap_scale = gap.scale;
-  r.gap_scale_name = gap.scale_name;
-  r.gap_measure = gap.measure;
-  r.max_capacity_violation = (rows.usage - capacity).cwiseMax(0.0).maxCoeff();
-  r.usage = std::move(rows.usage);
-  r.throughput = std::move(rows.throughput);
-  r.prices = r.final_prices = Eigen::VectorXd::Zero(view.m);
-  return r;
 }
 
 }  // namespace popalloc::detail

@@ -151,8 +151,6 @@ void add_kept_offers(const dense_view<Scalar>& view, const Utility& utility,
       offers[j].insert(offers[j].end(), mine[j].begin(), mine[j].end());
 }
 
-using placed_row = std::vector<std::pair<std::int32_t, double>>;
-
 /// Adds the rows of `converted` (by job) to the placed rows, keeping to_place in job order.
 inline void merge_converted(std::map<Eigen::Index, placed_row>&& converted, carried_rows& rows) {
   if (converted.empty()) return;

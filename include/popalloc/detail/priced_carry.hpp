@@ -34,6 +34,7 @@
 #include "popalloc/detail/give_way.hpp"
 #include "popalloc/detail/host_executor.hpp"
 #include "popalloc/detail/interior_point.hpp"
+#include "popalloc/detail/price_ledger.hpp"
 #include "popalloc/detail/relative_gap.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
@@ -43,132 +44,63 @@
 
 namespace popalloc::detail {
 
-/// Sums over the jobs of the last answer that have not changed since, at that answer's prices.
-struct price_ledger {
-  bool active = false;
-  Eigen::VectorXd prices;        ///< p: the last answer's prices, where its bound was g(p)
-  Eigen::VectorXd final_prices;  ///< where the next warm solve starts (solve_result::final_prices)
-  double smoothing = 0.0;        ///< the level the next warm solve starts at
-  double start_gap = 0.0;        ///< the relative gap of the answer the sums are from
-  double start_duality_gap = 0.0;     ///< its absolute gap
-  double dual_terms = 0.0;            ///< sum_i h_i(p) over the kept jobs
-  double unlimited_terms = 0.0;       ///< sum_i h_i(0) over the kept jobs (the trivial bound's)
-  double objective = 0.0;             ///< sum_i f_i(t_i) over the kept jobs' rows
-  Eigen::VectorXd usage;              ///< the kept jobs' rows' usage
-  Eigen::VectorXd zero;               ///< prices 0, where h_i is the trivial bound's term
-  std::vector<unsigned char> closed;  ///< resources of capacity 0 at p (their pattern is fixed)
-
-  /// Starts from a converged answer whose bound is g(prices) below the trivial bound; otherwise
-  /// inactive.
-  void open(const solve_result& r, const Eigen::VectorXd& capacity) {
-    active = r.status == solve_status::converged && r.dual_bound < r.trivial_bound &&
-             std::isfinite(r.dual_bound) && std::isfinite(r.primal_objective) &&
-             r.prices.size() == capacity.size() && r.prices.allFinite() &&
-             r.usage.size() == capacity.size() && r.final_prices.size() == capacity.size();
-    if (!active) return;
-    prices = r.prices;
-    final_prices = r.final_prices;
-    smoothing = r.smoothing;
-    start_gap = std::isfinite(r.relative_gap) ? r.relative_gap : 0.0;
-    start_duality_gap = std::isfinite(r.duality_gap) ? std::max(0.0, r.duality_gap) : 0.0;
-    dual_terms = r.dual_bound - r.prices.dot(capacity);
-    unlimited_terms = r.trivial_bound;
-    objective = r.primal_objective;
-    usage = r.usage;
-    zero = Eigen::VectorXd::Zero(capacity.size());
-    closed = closed_pattern(capacity);
-  }
-
-  static std::vector<unsigned char> closed_pattern(const Eigen::VectorXd& capacity) {
-    std::vector<unsigned char> out(static_cast<std::size_t>(capacity.size()));
-    for (Eigen::Index j = 0; j < capacity.size(); ++j)
-      out[static_cast<std::size_t>(j)] = capacity[j] == 0 ? 1 : 0;
-    return out;
-  }
-
-  /// Takes job i (row `from` of the last answer `last`, the one the ledger was opened with) out
-  /// of the sums, before its data changes or it leaves. `view` reads the job's data as it was at
-  /// the last answer.
-  template <class Utility, class Scalar>
-  void retire(const dense_view<Scalar>& view, std::int64_t i, std::int64_t from,
-              const solve_result& last, const Utility& utility) {
-    const allocation& rows = last.allocation;
-    if (!active || from < 0 || static_cast<std::size_t>(from) >= rows.jobs()) return;
-    const job_parameters job = view.parameters(i);
-    dual_terms -= walk_hull(view, i, prices.data(), utility, job, 0.0, -1).excess;
-    unlimited_terms -= walk_hull(view, i, zero.data(), utility, job, 0.0, -1).excess;
-    objective -= utility.value(last.throughput[from], job);
-    const auto row = static_cast<std::size_t>(from);
-    for (auto k = rows.job_offset[row]; k < rows.job_offset[row + 1]; ++k) {
-      const std::int32_t j = rows.option[static_cast<std::size_t>(k)];
-      usage[j] -= view.amount(i, j) * rows.fraction[static_cast<std::size_t>(k)];
-    }
-  }
-};
-
-/// The changed jobs' exact best responses at the ledger's prices, with their dual terms.
+/// The kept rows (gather_kept_rows) and the changed jobs' exact best responses at the ledger's
+/// prices, with the changed jobs' dual terms.
 struct placed_responses {
-  /// usage: every job's (a chunk's: its placed jobs', empty where it placed none); throughput:
-  /// every job's (a chunk's: unused)
   carried_rows rows;
   double dual_terms = 0.0, unlimited_terms = 0.0;
 };
 
-/// Job i's exact best response at the ledger's prices, added to the placed rows of `out` (one
-/// chunk's); returns its throughput.
+/// Job i's exact best response at the ledger's prices, as its row; adds its dual terms to `out`
+/// and its usage to `usage`, and returns its throughput.
 template <class Utility, class Scalar>
 double respond_to_prices(const dense_view<Scalar>& view, const Utility& utility,
-                         const price_ledger& ledger, Eigen::Index i, placed_responses& out) {
+                         const price_ledger& ledger, Eigen::Index i, placed_row& row,
+                         Eigen::VectorXd& usage, placed_responses& out) {
   const job_parameters job = view.parameters(i);
   const segment s = walk_hull(view, i, ledger.prices.data(), utility, job, 0.0, -1);
   out.dual_terms += s.excess;
   out.unlimited_terms += walk_hull(view, i, ledger.zero.data(), utility, job, 0.0, -1).excess;
-  std::vector<std::pair<std::int32_t, double>> row;
+  row.clear();
   if (s.left >= 0 && s.theta < 1.0) row.emplace_back(s.left, 1.0 - s.theta);
   if (s.right >= 0 && s.theta > 0.0) row.emplace_back(s.right, s.theta);
   std::sort(row.begin(), row.end());
-  carried_rows& rows = out.rows;
-  if (rows.usage.size() == 0) rows.usage = Eigen::VectorXd::Zero(view.m);
   double t = 0.0;
   for (const auto& [j, x] : row) {
-    rows.usage[j] += view.amount(i, j) * x;
+    usage[j] += view.amount(i, j) * x;
     t += x * view.value(i, j);
   }
-  rows.to_place.push_back(i);
-  rows.placed.push_back(std::move(row));
   return t;
 }
 
-/// The kept jobs' throughputs and the changed jobs' best responses, the rows' chunks (row_chunks)
-/// on up to `threads` threads.
+/// The kept jobs' throughputs and the changed jobs' best responses, on up to `threads` threads
+/// over fixed chunks (the same sums on any number of threads).
 template <class Utility, class Scalar>
 placed_responses respond_at_prices(const dense_view<Scalar>& view, const Utility& utility,
                                    const price_ledger& ledger, const solve_result& last,
                                    const std::vector<std::int64_t>& origin, int threads,
                                    answer_buffers& buffers) {
+  // A few hundred hull walks are worth a thread.
+  constexpr Eigen::Index responses_per_chunk = 512;
   placed_responses out;
   carried_rows& rows = out.rows;
-  rows.usage = ledger.usage;
-  buffers.lend_throughput(view.n, rows.throughput);
-  const std::size_t last_jobs = last.allocation.jobs();
-  const row_chunks chunks(view.n);
+  rows = gather_kept_rows(ledger.usage, last, origin, threads, buffers);
+  const row_chunks chunks(static_cast<Eigen::Index>(rows.to_place.size()), responses_per_chunk);
   std::vector<placed_responses> found(static_cast<std::size_t>(chunks.count));
   chunks.run(threads, [&](Eigen::Index c) {
-    for (Eigen::Index i = chunks.begin(c); i < chunks.end(c); ++i) {
-      const std::int64_t from = origin[static_cast<std::size_t>(i)];
+    placed_responses& mine = found[static_cast<std::size_t>(c)];
+    mine.rows.usage = Eigen::VectorXd::Zero(view.m);
+    for (Eigen::Index q = chunks.begin(c); q < chunks.end(c); ++q) {
+      const Eigen::Index i = rows.to_place[static_cast<std::size_t>(q)];
       rows.throughput[i] =
-          from >= 0 && static_cast<std::size_t>(from) < last_jobs
-              ? last.throughput[from]
-              : respond_to_prices(view, utility, ledger, i, found[static_cast<std::size_t>(c)]);
+          respond_to_prices(view, utility, ledger, i, rows.placed[static_cast<std::size_t>(q)],
+                            mine.rows.usage, mine);
     }
   });
-  for (placed_responses& chunk : found) {
-    carried_rows& mine = chunk.rows;
+  for (const placed_responses& chunk : found) {
     out.dual_terms += chunk.dual_terms;
     out.unlimited_terms += chunk.unlimited_terms;
-    if (mine.usage.size() != 0) rows.usage += mine.usage;
-    rows.to_place.insert(rows.to_place.end(), mine.to_place.begin(), mine.to_place.end());
-    std::move(mine.placed.begin(), mine.placed.end(), std::back_inserter(rows.placed));
+    if (chunk.rows.usage.size() != 0) rows.usage += chunk.rows.usage;
   }
   return out;
 }
@@ -347,7 +279,7 @@ std::optional<solve_result> carry_at_prices(const dense_view<Scalar>& view,
                                             const std::vector<std::int64_t>& origin,
                                             const price_ledger& ledger, double margin,
                                             answer_buffers& buffers) {
-  if (!ledger.active || static_cast<Eigen::Index>(origin.size()) != view.n ||
+  if (!ledger.active || ledger.at_unlimited || static_cast<Eigen::Index>(origin.size()) != view.n ||
       ledger.closed != price_ledger::closed_pattern(problem.capacity))
     return {};
   const allocation& last = last_answer.allocation;
