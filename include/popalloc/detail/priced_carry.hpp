@@ -35,6 +35,7 @@
 #include "popalloc/detail/host_executor.hpp"
 #include "popalloc/detail/interior_point.hpp"
 #include "popalloc/detail/price_ledger.hpp"
+#include "popalloc/detail/priced_room.hpp"
 #include "popalloc/detail/relative_gap.hpp"
 #include "popalloc/options.hpp"
 #include "popalloc/result.hpp"
@@ -147,17 +148,19 @@ bool share_excess(const dense_view<Scalar>& view, const Utility& utility,
 /// Brings the usage within (1 - margin) of every capacity, then gives the jobs that were cut,
 /// and after them the other placed jobs, their free time on their fastest resources with room
 /// (fill_free_time). A piecewise-linear utility's jobs are cut where their time is worth least
-/// (give_way; the kept rows' time too where `kept_give_way`); a strictly concave utility's placed
-/// jobs share the excess (share_excess). False when the rows cannot fit.
+/// (give_way; the kept rows' time too where `use_kept`, and then the room left at positive
+/// `prices` goes to the kept jobs that value it most: give_priced_room); a strictly concave
+/// utility's placed jobs share the excess (share_excess). False when the rows cannot fit.
 template <class Utility, class Scalar>
 bool fit_placed(const dense_view<Scalar>& view, const Utility& utility,
-                const Eigen::VectorXd& capacity, double margin, const allocation& last,
-                const std::vector<std::int64_t>& origin, bool kept_give_way, int threads,
-                carried_rows& rows, given_way& given) {
+                const Eigen::VectorXd& capacity, const Eigen::VectorXd& prices, double margin,
+                const allocation& last, const std::vector<std::int64_t>& origin, bool use_kept,
+                int threads, carried_rows& rows, given_way& given) {
   const Eigen::VectorXd room = capacity * (1.0 - margin);
   if constexpr (Utility::piecewise_linear) {
-    if (!give_way(view, utility, capacity, room, last, origin, kept_give_way, rows, given, threads))
+    if (!give_way(view, utility, capacity, room, last, origin, use_kept, rows, given, threads))
       return false;
+    if (use_kept) give_priced_room(view, utility, prices, room, last, origin, threads, rows, given);
   } else {
     if (!share_excess(view, utility, capacity, room, rows, given)) return false;
   }
@@ -247,12 +250,11 @@ template <class Utility, class Scalar>
 fitted_rows fit_and_measure(const dense_view<Scalar>& view, const dense_problem<Scalar>& problem,
                             const Utility& utility, const solver_options& options,
                             const allocation& last, const std::vector<std::int64_t>& origin,
-                            const price_ledger& ledger, double margin, double dual,
-                            bool kept_give_way, carried_rows& rows,
-                            std::optional<gap_references>& references) {
+                            const price_ledger& ledger, double margin, double dual, bool use_kept,
+                            carried_rows& rows, std::optional<gap_references>& references) {
   fitted_rows out;
   given_way given;
-  if (!fit_placed(view, utility, problem.capacity, margin, last, origin, kept_give_way,
+  if (!fit_placed(view, utility, problem.capacity, ledger.prices, margin, last, origin, use_kept,
                   host_executor(options.threads).threads(), rows, given))
     return out;
   out.loss = given.loss;
@@ -291,14 +293,15 @@ std::optional<solve_result> carry_at_prices(const dense_view<Scalar>& view,
   const double unlimited = ledger.unlimited_terms + placed.unlimited_terms;
   if (!std::isfinite(dual) || !(dual < unlimited)) return {};
   std::optional<gap_references> references;
-  const auto fit = [&](bool kept_give_way) {
+  const auto fit = [&](bool use_kept) {
     return fit_and_measure(view, problem, utility, options, last, origin, ledger, margin, dual,
-                           kept_give_way, rows, references);
+                           use_kept, rows, references);
   };
   std::optional<placed_snapshot> start;
   if constexpr (Utility::piecewise_linear) start.emplace(rows);
-  const double priced_excess =
-      ledger.prices.dot((rows.usage - problem.capacity * (1.0 - margin)).cwiseMax(0.0));
+  const Eigen::VectorXd room = problem.capacity * (1.0 - margin);
+  const double priced_excess = ledger.prices.dot((rows.usage - room).cwiseMax(0.0));
+  const double priced_room = ledger.prices.dot((room - rows.usage).cwiseMax(0.0));
   fitted_rows answer = fit(false);
   if constexpr (Utility::piecewise_linear) {
     // The placed jobs give way among themselves first: that costs no pass over the kept rows.
@@ -307,17 +310,19 @@ std::optional<solve_result> carry_at_prices(const dense_view<Scalar>& view,
     // less, and the smaller gap wins. Cutting a unit of resource j from a job at its best
     // response at p loses at least p_j, from the other jobs at least p_j less their share of
     // the last answer's gap: the cuts lose at least priced_excess less that gap. So the kept
-    // rows are not offered where even cuts that cheap would miss the tolerance.
+    // rows are not offered for cuts where even cuts that cheap would miss the tolerance. Room
+    // left at positive prices (where jobs left) adds its price to the gap unless jobs at the
+    // margin take it, and those are kept jobs (give_priced_room): that is worth the pass too.
     const double spare = options.relative_gap - ledger.start_gap;
     const bool spends_half =
         !answer.certified || answer.gap.relative - ledger.start_gap > 0.5 * spare;
     const double best_case =
         answer.objective + answer.loss - priced_excess + ledger.start_duality_gap;
-    const bool could_certify =
+    const bool cuts_could_certify =
         answer.loss > 0.0 && references.has_value() &&
         within_tolerance(dual - best_case, measure_gap(dual, best_case, options.gap, *references),
                          options);
-    if (spends_half && could_certify) {
+    if (spends_half && (cuts_could_certify || priced_room > 0.0)) {
       std::optional<carried_rows> placed_rows;
       if (answer.certified) placed_rows = rows;
       start->restore(rows);
