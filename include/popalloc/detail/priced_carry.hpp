@@ -238,6 +238,7 @@ struct placed_snapshot {
 
 /// The certificate of one way of fitting the placed rows (fit_placed).
 struct fitted_rows {
+  bool fitted = false;  ///< the rows fit, with a finite objective (the gap is measured)
   bool certified = false;
   double objective = 0.0;
   measured_gap gap;
@@ -262,6 +263,7 @@ fitted_rows fit_and_measure(const dense_view<Scalar>& view, const dense_problem<
   for (const Eigen::Index i : rows.to_place)
     out.objective += utility.value(rows.throughput[i], view.parameters(i));
   if (!std::isfinite(out.objective)) return out;
+  out.fitted = true;
   if (!references)
     references = carry_gap_references(problem, utility, host_executor(options.threads).threads());
   out.gap = measure_gap(dual, out.objective, options.gap, *references);
@@ -312,7 +314,8 @@ std::optional<solve_result> carry_at_prices(const dense_view<Scalar>& view,
     // the last answer's gap: the cuts lose at least priced_excess less that gap. So the kept
     // rows are not offered for cuts where even cuts that cheap would miss the tolerance. Room
     // left at positive prices (where jobs left) adds its price to the gap unless jobs at the
-    // margin take it, and those are kept jobs (give_priced_room): that is worth the pass too.
+    // margin take it, and those are kept jobs (give_priced_room): that is worth the pass too
+    // where the room could account for a good part of what the gap grew by.
     const double spare = options.relative_gap - ledger.start_gap;
     const bool spends_half =
         !answer.certified || answer.gap.relative - ledger.start_gap > 0.5 * spare;
@@ -322,7 +325,10 @@ std::optional<solve_result> carry_at_prices(const dense_view<Scalar>& view,
         answer.loss > 0.0 && references.has_value() &&
         within_tolerance(dual - best_case, measure_gap(dual, best_case, options.gap, *references),
                          options);
-    if (spends_half && (cuts_could_certify || priced_room > 0.0)) {
+    const double grown = dual - answer.objective - ledger.start_duality_gap;
+    const bool room_could_matter =
+        priced_room > 0.0 && (!answer.fitted || priced_room >= 0.25 * grown);
+    if (spends_half && (cuts_could_certify || room_could_matter)) {
       std::optional<carried_rows> placed_rows;
       if (answer.certified) placed_rows = rows;
       start->restore(rows);
