@@ -61,8 +61,8 @@ struct carried_rows {
 };
 
 /// Fixed chunks of the rows for a re-plan's passes over every job, run on several threads: the
-/// layout depends on n only, and the chunks' results are joined in chunk order, so a pass gives
-/// the same answer on any number of threads.
+/// layout depends on n and the chunk size only, and the chunks' results are joined in chunk
+/// order, so a pass gives the same answer on any number of threads.
 struct row_chunks {
   static constexpr Eigen::Index default_rows_per_chunk = 16384;
   Eigen::Index n = 0, rows_per_chunk = default_rows_per_chunk, count = 1;

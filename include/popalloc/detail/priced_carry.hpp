@@ -220,7 +220,7 @@ gap_references carry_gap_references(const dense_problem<Scalar>& problem, const 
 /// without copying the kept jobs' throughputs.
 struct placed_snapshot {
   std::vector<Eigen::Index> to_place;
-  std::vector<std::vector<std::pair<std::int32_t, double>>> placed;
+  std::vector<placed_row> placed;
   Eigen::VectorXd usage;
   std::vector<double> throughput;  ///< by to_place
 
