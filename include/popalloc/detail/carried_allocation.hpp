@@ -54,6 +54,15 @@ double fastest_open(const dense_view<Scalar>& view, std::int64_t i) {
 /// A row placed anew: (resource, fraction) in increasing resource order.
 using placed_row = std::vector<std::pair<std::int32_t, double>>;
 
+/// Row `from` of `last` as a placed row: a kept job's row that is about to change.
+inline placed_row row_of_last(const allocation& last, std::size_t from) {
+  placed_row row;
+  for (auto e = last.job_offset[from]; e < last.job_offset[from + 1]; ++e)
+    row.emplace_back(last.option[static_cast<std::size_t>(e)],
+                     last.fraction[static_cast<std::size_t>(e)]);
+  return row;
+}
+
 struct carried_rows {
   Eigen::VectorXd usage, throughput;
   std::vector<Eigen::Index> to_place;  ///< jobs that arrived or changed

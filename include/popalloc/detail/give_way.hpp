@@ -207,10 +207,8 @@ bool give_way(const dense_view<Scalar>& view, const Utility& utility,
     if (o.placed_row >= 0) return rows.placed[static_cast<std::size_t>(o.placed_row)];
     const auto [at, inserted] = converted.try_emplace(o.job);
     if (inserted) {
-      const auto from = static_cast<std::size_t>(origin[static_cast<std::size_t>(o.job)]);
-      for (auto k = last.job_offset[from]; k < last.job_offset[from + 1]; ++k)
-        at->second.emplace_back(last.option[static_cast<std::size_t>(k)],
-                                last.fraction[static_cast<std::size_t>(k)]);
+      at->second =
+          row_of_last(last, static_cast<std::size_t>(origin[static_cast<std::size_t>(o.job)]));
       out.kept_objective += utility.value(rows.throughput[o.job], view.parameters(o.job));
     }
     return at->second;

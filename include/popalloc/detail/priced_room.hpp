@@ -131,11 +131,8 @@ void give_priced_room(const dense_view<Scalar>& view, const Utility& utility,
       const auto resource = static_cast<std::int32_t>(j);
       const double amount = std::min(offers[o].amount, left[j]);
       const double dx = amount / view.amount(k, resource);
-      const auto from = static_cast<std::size_t>(origin[static_cast<std::size_t>(k)]);
-      placed_row row;
-      for (auto e = last.job_offset[from]; e < last.job_offset[from + 1]; ++e)
-        row.emplace_back(last.option[static_cast<std::size_t>(e)],
-                         last.fraction[static_cast<std::size_t>(e)]);
+      placed_row row =
+          row_of_last(last, static_cast<std::size_t>(origin[static_cast<std::size_t>(k)]));
       const auto at =
           std::lower_bound(row.begin(), row.end(), std::make_pair(resource, 0.0),
                            [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -89,8 +89,11 @@ class room_exchange {
   /// had as kept rows (their objective, now counted among the placed rows').
   double run(int threads) {
     std::vector<std::size_t> short_jobs;
-    for (std::size_t q = 0; q < rows_.to_place.size(); ++q)
+    goals_.resize(rows_.to_place.size());
+    for (std::size_t q = 0; q < rows_.to_place.size(); ++q) {
+      goals_[q] = goal(rows_.to_place[q]);
       if (shortfall(q) > 0.0) short_jobs.push_back(q);
+    }
     if (short_jobs.empty()) return 0.0;
     const Eigen::Index m = view_.m;
     std::vector<unsigned char> full(static_cast<std::size_t>(m));
@@ -124,8 +127,7 @@ class room_exchange {
 
   /// How far placed job q is below its goal, 0 within rounding of it.
   double shortfall(std::size_t q) const {
-    const Eigen::Index i = rows_.to_place[q];
-    const double g = goal(i), need = g - rows_.throughput[i];
+    const double g = goals_[q], need = g - rows_.throughput[rows_.to_place[q]];
     return need > 1e-12 * g ? need : 0.0;
   }
 
@@ -224,13 +226,10 @@ class room_exchange {
   placed_row& moved_row(Eigen::Index k) {
     auto at = moved_.find(k);
     if (at != moved_.end()) return at->second;
-    const auto from = static_cast<std::size_t>(origin_[static_cast<std::size_t>(k)]);
-    placed_row row;
-    for (auto e = last_.job_offset[from]; e < last_.job_offset[from + 1]; ++e)
-      row.emplace_back(last_.option[static_cast<std::size_t>(e)],
-                       last_.fraction[static_cast<std::size_t>(e)]);
-    std::sort(row.begin(), row.end());
-    return moved_.emplace(k, std::move(row)).first->second;
+    return moved_
+        .emplace(k,
+                 row_of_last(last_, static_cast<std::size_t>(origin_[static_cast<std::size_t>(k)])))
+        .first->second;
   }
 
   /// Moves up to `amount` of kept job k's use of resource j to its fastest resource with room,
@@ -267,6 +266,7 @@ class room_exchange {
   carried_rows& rows_;
   std::vector<std::vector<Eigen::Index>> movable_;
   std::vector<std::size_t> next_movable_;
+  std::vector<double> goals_;  ///< the placed jobs' goals (throughput_goal), by to_place
   std::map<Eigen::Index, placed_row> moved_;
 };
 
