@@ -251,6 +251,33 @@ TEST_CASE("assemble_rows: the carried allocation over many chunks, on any number
   }
 }
 
+TEST_CASE("answer_buffers::map_like: an answer's sizes, zeroed, and the next assembly in them") {
+  const many_rows c(70001);
+  const popalloc::allocation expected = c.reference();
+  for (const std::size_t other_jobs : {std::size_t{1000}, std::size_t{140001}}) {
+    CAPTURE(other_jobs);
+    popalloc::solve_result other;
+    other.allocation = many_rows(other_jobs).reference();
+    other.throughput = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(other_jobs), 2.0);
+    for (const int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      popalloc::detail::answer_buffers buffers;
+      buffers.map_like(other, threads);
+      CHECK(buffers.rows.job_offset.size() == other.allocation.job_offset.size());
+      CHECK(buffers.rows.option.size() == other.allocation.option.size());
+      CHECK(buffers.rows.fraction.size() == other.allocation.fraction.size());
+      CHECK(buffers.throughput.size() == other.throughput.size());
+      CHECK(std::all_of(buffers.rows.fraction.begin(), buffers.rows.fraction.end(),
+                        [](double x) { return x == 0.0; }));
+      CHECK(buffers.throughput.isZero(0.0));
+      popalloc::detail::assemble_rows(c.rows, c.last, c.origin, buffers.rows, threads);
+      CHECK(same_array(buffers.rows.job_offset, expected.job_offset));
+      CHECK(same_array(buffers.rows.option, expected.option));
+      CHECK(same_array(buffers.rows.fraction, expected.fraction));
+    }
+  }
+}
+
 TEST_CASE("add_kept_offers: every kept row's cheap time, in job order, on any number of threads") {
   // 50,000 jobs on one resource (several row_chunks), kept at their targets with weights from
   // 1 to 2; every 7th job is placed and offers nothing here. Offers cost the weight (a unit of

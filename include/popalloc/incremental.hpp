@@ -352,6 +352,8 @@ class incremental_solver {
   const solve_result& keep(solve_result result) {
     spare_.take(last_);
     last_ = std::move(result);
+    if (spare_.rows.fraction.empty())
+      spare_.map_like(last_, detail::host_executor(options_.threads).threads());
     remember_allocation();
     return last_;
   }

@@ -123,6 +123,15 @@ inline std::size_t first_at_or_after(const std::vector<Eigen::Index>& rows, Eige
   return static_cast<std::size_t>(std::lower_bound(rows.begin(), rows.end(), i) - rows.begin());
 }
 
+/// Writes zeros over data[0, count) in blocks, on up to `threads` threads, so that the pages
+/// behind it are mapped.
+template <class T>
+void write_pages(T* data, std::size_t count, int threads) {
+  const row_chunks blocks(static_cast<Eigen::Index>(count), Eigen::Index{1} << 16);
+  blocks.run(threads,
+             [&](Eigen::Index b) { std::fill(data + blocks.begin(b), data + blocks.end(b), T{}); });
+}
+
 /// The arrays of an answer that is being replaced, for the next carried answer to fill: at a
 /// million jobs, fresh memory for them costs its page faults on every re-plan.
 struct answer_buffers {
@@ -132,6 +141,18 @@ struct answer_buffers {
   void take(solve_result& old) {
     rows = std::move(old.allocation);
     throughput = std::move(old.throughput);
+  }
+  /// Gives the buffers `answer`'s sizes, writing every page now, on up to `threads` threads:
+  /// the first re-plan after a solve then fills memory already mapped, as later ones do.
+  void map_like(const solve_result& answer, int threads) {
+    rows.job_offset.resize(answer.allocation.job_offset.size());
+    rows.option.resize(answer.allocation.option.size());
+    rows.fraction.resize(answer.allocation.fraction.size());
+    throughput.resize(answer.throughput.size());
+    write_pages(rows.job_offset.data(), rows.job_offset.size(), threads);
+    write_pages(rows.option.data(), rows.option.size(), threads);
+    write_pages(rows.fraction.data(), rows.fraction.size(), threads);
+    write_pages(throughput.data(), static_cast<std::size_t>(throughput.size()), threads);
   }
   /// Makes `out` a vector of n entries (contents unspecified), in `throughput`'s memory where
   /// that has n entries too (Eigen reallocates on any other size).
