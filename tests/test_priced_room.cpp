@@ -61,6 +61,45 @@ struct room_case {
   }
 };
 
+/// The room on each priced resource went to the jobs that value it most: no job left out
+/// offered (on the open resource it values most, at least 1/takers_per_resource of the room)
+/// more per unit than the least-valued job that took some. Target priority with unit amounts:
+/// a job below its target values a unit of j at weight * A_ij.
+void check_valued_most(const room_case& c, const std::vector<double>& before,
+                       const Eigen::VectorXd& used, const Eigen::VectorXd& prices) {
+  const Eigen::Index n = c.problem.jobs(), m = c.problem.resources();
+  const Eigen::VectorXd left = (c.problem.capacity - used).cwiseMax(0.0);
+  Eigen::VectorXd least_taken = Eigen::VectorXd::Constant(m, HUGE_VAL);
+  std::vector<bool> took(static_cast<std::size_t>(n), false);
+  for (std::size_t q = 0; q < c.rows.to_place.size(); ++q) {
+    const Eigen::Index i = c.rows.to_place[q];
+    took[static_cast<std::size_t>(i)] = true;
+    const std::int32_t had = c.last.option[static_cast<std::size_t>(i)];
+    const double had_x = c.last.fraction[static_cast<std::size_t>(i)];
+    for (const auto& [j, x] : c.rows.placed[q])
+      if (j != had || x > had_x)
+        least_taken[j] = std::min(least_taken[j], c.problem.weight[i] * c.problem.throughput(i, j));
+  }
+  std::size_t offered = 0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double t = before[static_cast<std::size_t>(i)];
+    const double free_time = 1.0 - c.last.fraction[static_cast<std::size_t>(i)];
+    if (took[static_cast<std::size_t>(i)] || !(t < c.problem.target[i]) || !(free_time > 0.0))
+      continue;
+    Eigen::Index best = -1;
+    for (Eigen::Index j = 0; j < m; ++j)
+      if (prices[j] > 0.0 &&
+          (best < 0 || c.problem.throughput(i, j) > c.problem.throughput(i, best)))
+        best = j;
+    const double speed = c.problem.throughput(i, best);
+    const double amount = std::min(free_time, (c.problem.target[i] - t) / speed);
+    if (amount < left[best] / static_cast<double>(popalloc::detail::takers_per_resource)) continue;
+    ++offered;
+    CHECK(c.problem.weight[i] * speed <= least_taken[best] * (1.0 + 1e-12));
+  }
+  CHECK(offered > 4 * popalloc::detail::takers_per_resource);  // the chunks' offers were pruned
+}
+
 TEST_CASE("give_priced_room: the job that values the room most takes it (hand-computed)") {
   // Resource 0 (price 1) has 0.3 units left; resource 1 is free. Both jobs run at 1 everywhere
   // and have time to spare: job 0 (weight 1) values a unit of resource 0 at 1, job 1 (weight 2)
@@ -148,6 +187,7 @@ TEST_CASE("give_priced_room: the jobs only gain, within their time, their goals 
     // The priced resources are full: the offers (each job's time to spare) far exceed the room.
     for (const Eigen::Index j : {0, 1, 3})
       CHECK(c.rows.usage[j] == doctest::Approx(c.problem.capacity[j]).epsilon(1e-9));
+    check_valued_most(c, before, used, prices);
   }
 }
 

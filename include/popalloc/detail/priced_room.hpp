@@ -61,6 +61,18 @@ std::pair<std::int32_t, cut_offer> room_wanted(const dense_view<Scalar>& view,
 
 /// The most kept jobs that take room on one resource (give_priced_room).
 constexpr std::size_t takers_per_resource = 512;
+
+/// Keeps the `count` cheapest of `offers` (ties broken arbitrarily) and returns the cost of the
+/// dearest of them. `offers` holds more than `count`.
+inline double keep_cheapest(std::vector<cut_offer>& offers, std::size_t count) {
+  const auto last_kept = offers.begin() + static_cast<std::ptrdiff_t>(count - 1);
+  std::nth_element(offers.begin(), last_kept, offers.end(),
+                   [](const cut_offer& a, const cut_offer& b) { return a.cost < b.cost; });
+  const double dearest = last_kept->cost;
+  offers.erase(last_kept + 1, offers.end());
+  return dearest;
+}
+
 /// Room below this share of a resource's room is left as it is (give_priced_room).
 constexpr double negligible_room = 1e-9;
 
@@ -80,7 +92,9 @@ void give_priced_room(const dense_view<Scalar>& view, const Utility& utility,
   if (!any) return;
   // Each job that takes room becomes a placed row, which the rest of the re-plan pays for:
   // offers below 1/takers_per_resource of the room (most are slivers of jobs within rounding
-  // of their goal) are left out, so that at most that many jobs take it.
+  // of their goal) are left out, so that at most that many jobs take it. The takers are then
+  // among the takers_per_resource offers worth most, so each chunk keeps only its own best that
+  // many per resource: the others would be sorted for nothing.
   std::vector<double> smallest(static_cast<std::size_t>(m), HUGE_VAL);
   double smallest_wanted = HUGE_VAL;
   for (Eigen::Index j = 0; j < m; ++j)
@@ -98,6 +112,9 @@ void give_priced_room(const dense_view<Scalar>& view, const Utility& utility,
       std::vector<std::vector<cut_offer>>(static_cast<std::size_t>(m)));
   chunks.run(threads, [&](Eigen::Index c) {
     auto& mine = found[static_cast<std::size_t>(c)];
+    // The offers a chunk keeps on a resource must beat the cost in `bar`: the last of its
+    // takers_per_resource best once it has had twice that many.
+    std::vector<double> bar(static_cast<std::size_t>(m), HUGE_VAL);
     std::size_t q = first_at_or_after(rows.to_place, chunks.begin(c));
     for (Eigen::Index k = chunks.begin(c); k < chunks.end(c); ++k) {
       if (q < rows.to_place.size() && rows.to_place[q] == k) {
@@ -113,8 +130,12 @@ void give_priced_room(const dense_view<Scalar>& view, const Utility& utility,
       // An offer can be no larger than the job's free time in units of the resource.
       if (!(free_time * largest_amount > smallest_wanted)) continue;
       const auto [j, offer] = room_wanted(view, utility, k, rows.throughput[k], free_time, open);
-      if (j >= 0 && offer.amount >= smallest[static_cast<std::size_t>(j)])
-        mine[static_cast<std::size_t>(j)].push_back(offer);
+      if (j < 0) continue;
+      const auto at = static_cast<std::size_t>(j);
+      if (!(offer.amount >= smallest[at]) || !(offer.cost < bar[at])) continue;
+      mine[at].push_back(offer);
+      if (mine[at].size() == 2 * takers_per_resource)
+        bar[at] = keep_cheapest(mine[at], takers_per_resource);
     }
   });
 
