@@ -36,12 +36,26 @@ struct cut_offer {
   std::int64_t placed_row = -1;  ///< index into carried_rows::placed, -1 for a kept job
 };
 
+/// Orders offers by cost, cheapest first.
+inline constexpr auto cheaper = [](const cut_offer& a, const cut_offer& b) {
+  return a.cost < b.cost;
+};
+
+/// Keeps the `count` cheapest of `offers` (ties broken arbitrarily) and returns the cost of the
+/// dearest of them. `offers` holds more than `count`.
+inline double keep_cheapest(std::vector<cut_offer>& offers, std::size_t count) {
+  const auto last_kept = offers.begin() + static_cast<std::ptrdiff_t>(count - 1);
+  std::nth_element(offers.begin(), last_kept, offers.end(), cheaper);
+  const double dearest = last_kept->cost;
+  offers.erase(last_kept + 1, offers.end());
+  return dearest;
+}
+
 /// Reorders `offers` so that its first k entries are the cheapest whose amounts reach `need`, and
 /// returns k (all of them when they do not). Expected linear time: each step partitions half of
 /// what is left around its median.
 inline std::size_t cheapest_covering(std::vector<cut_offer>& offers, double need) {
   if (!(need > 0.0)) return 0;
-  const auto cheaper = [](const cut_offer& a, const cut_offer& b) { return a.cost < b.cost; };
   std::size_t lo = 0, hi = offers.size();
   while (hi - lo > 64) {
     const std::size_t mid = lo + (hi - lo) / 2;

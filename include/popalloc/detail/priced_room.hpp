@@ -62,17 +62,6 @@ std::pair<std::int32_t, cut_offer> room_wanted(const dense_view<Scalar>& view,
 /// The most kept jobs that take room on one resource (give_priced_room).
 constexpr std::size_t takers_per_resource = 512;
 
-/// Keeps the `count` cheapest of `offers` (ties broken arbitrarily) and returns the cost of the
-/// dearest of them. `offers` holds more than `count`.
-inline double keep_cheapest(std::vector<cut_offer>& offers, std::size_t count) {
-  const auto last_kept = offers.begin() + static_cast<std::ptrdiff_t>(count - 1);
-  std::nth_element(offers.begin(), last_kept, offers.end(),
-                   [](const cut_offer& a, const cut_offer& b) { return a.cost < b.cost; });
-  const double dearest = last_kept->cost;
-  offers.erase(last_kept + 1, offers.end());
-  return dearest;
-}
-
 /// Room below this share of a resource's room is left as it is (give_priced_room).
 constexpr double negligible_room = 1e-9;
 
