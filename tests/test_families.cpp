@@ -740,6 +740,30 @@ TEST_CASE("[families] reachable targets are met at the optimum, far ones are not
   }
 }
 
+TEST_CASE("[families] a last smoothing stage near the tolerance is sized from the gap") {
+  // sparse 500 x 8 to 1e-4: the stage after 0.01 begins with a gap a few times the tolerance,
+  // so its level is the one predicted to halve the allowed gap, between 1e-3 and 5e-3 (a
+  // tenfold step would give 1e-3), and the solve converges there with the LP's objective.
+  const auto p = generate_family(spec_of("sparse"), 500, 8, 1);
+  const auto lp = exact_optimum(p, popalloc_test::lp_utility::target_priority);
+  popalloc::solver_options options;
+  options.relative_gap = 1e-4;
+  const auto r = popalloc::solve<popalloc_test::test_backend>(
+      p, popalloc::utility::target_priority{}, options);
+  CAPTURE(r.iterations);
+  CAPTURE(r.smoothing);
+  CHECK(r.status == popalloc::solve_status::converged);
+  CHECK(r.smoothing_stages == 2);
+  CHECK(r.smoothing > 1.01e-3);
+  CHECK(r.smoothing <= 5e-3 * (1.0 + 1e-12));
+  CHECK(r.relative_gap <= 1e-4);
+  const double tolerance = 1e-4 * std::max(std::abs(lp.objective), std::abs(r.dual_bound));
+  CHECK(r.primal_objective >= lp.objective - tolerance);
+  CHECK(r.primal_objective <= lp.objective + 1e-9 * std::max(1.0, std::abs(lp.objective)));
+  CHECK(r.dual_bound >= lp.objective - 1e-9 * std::max(1.0, std::abs(lp.objective)));
+  CHECK(popalloc_test::allocation_violation(p, r) <= 1e-9);
+}
+
 #endif  // POPALLOC_TEST_HAVE_CLP
 
 #endif  // POPALLOC_TEST_HAVE_FAMILIES

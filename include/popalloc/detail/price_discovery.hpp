@@ -49,9 +49,12 @@ namespace popalloc::detail {
 struct method_constants {
   static constexpr double cold_smoothing = 1e-1;          ///< first level, piecewise linear
   static constexpr double cold_smoothing_concave = 1e-2;  ///< first level, strictly concave
-  static constexpr double warm_smoothing = 1e-3;    ///< first level, warm start (piecewise lin.)
-  static constexpr double smoothing_floor = 1e-11;  ///< smallest level before "stalled"
-  static constexpr double smoothing_decrease = 0.1;
+  static constexpr double warm_smoothing = 1e-3;     ///< first level, warm start (piecewise lin.)
+  static constexpr double smoothing_floor = 1e-11;   ///< smallest level before "stalled"
+  static constexpr double smoothing_decrease = 0.1;  ///< the most a stage lowers the level
+  static constexpr double least_decrease = 0.5;      ///< the least (stage_decrease)
+  /// A full solve's next level aims at this share of the gap its tolerance allows.
+  static constexpr double stage_gap_share = 0.5;
   static constexpr double stage_ratio = 0.05;  ///< next stage when smoothed gap < ratio * true gap
   static constexpr double capacity_margin = 1e-11;  ///< repaired usage <= (1 - margin) R
   static constexpr double max_step = 0.5;           ///< per step, in units of the price scale
@@ -93,6 +96,10 @@ class price_discovery {
   /// A sample continued past its probe prices (solve_role::sample_to_minimiser) converges only
   /// near its smoothed minimiser, where the full solve can continue the Newton iteration.
   void end_at_minimiser(bool at_minimiser) { end_at_minimiser_ = at_minimiser; }
+
+  /// A full solve picks each next smoothing level from its gap (stage_decrease); a sample's
+  /// solve keeps the tenfold steps, since its last level is where the full solve starts.
+  void levels_from_gap(bool from_gap) { levels_from_gap_ = from_gap; }
 
   /// Where a cold solve whose probe did not close the gap starts: `next` returns the level and
   /// sets the prices (none: the usual cold start).
@@ -394,8 +401,7 @@ class price_discovery {
   void next_stage(Eigen::VectorXd& prices, evaluation& current, double& current_gap,
                   double& damping) {
     const double previous = level_;
-    level_ = std::max(level_ * method_constants::smoothing_decrease,
-                      0.5 * method_constants::smoothing_floor);
+    level_ = std::max(level_ * stage_decrease(), 0.5 * method_constants::smoothing_floor);
     ++stages_;
     damping = std::max(damping, 1e-3);
     // With the bound at g(0) the optimal prices are 0 as far as the solve can tell, and the
@@ -406,6 +412,21 @@ class price_discovery {
       correction_.resize(0, 0);
     }
     if (!evaluate(prices, current, current_gap)) interrupted_by_nan_ = true;
+  }
+
+  /// The factor by which the next stage lowers the smoothing. The smoothed responses lose
+  /// objective in proportion to the level, so where the gap is a few times what the tolerance
+  /// allows, a level that brings it to stage_gap_share of that ends the solve in fewer Newton
+  /// steps than a tenfold decrease (the smoothed minimiser moves less); tenfold otherwise.
+  double stage_decrease() const {
+    using k = method_constants;
+    const double allowed =
+        std::max(options_.relative_gap * measured().scale, options_.absolute_gap);
+    const double left = gap();
+    if (!levels_from_gap_ || !(allowed > 0.0) || !std::isfinite(left) || !(left > allowed))
+      return k::smoothing_decrease;
+    return std::clamp(k::stage_gap_share * allowed / left, k::smoothing_decrease,
+                      k::least_decrease);
   }
 
   /// One pass over the jobs at `prices`; updates the certificate and sets `smooth_gap` to the
@@ -601,6 +622,7 @@ class price_discovery {
   sample_start_level start_;  ///< where a sample start says to begin
   bool topups_allowed_ = true;
   bool end_at_minimiser_ = false;
+  bool levels_from_gap_ = false;
   std::function<sample_start_level(Eigen::VectorXd&)> after_failed_probe_;
   double saturation_topup_failed_at_ = -1.0;  ///< smoothing level of the last failed one
   gap_references references_;

@@ -83,6 +83,7 @@ void run_as(solve_role role, Method& method, const solver_options& options,
   method.start_from(start);
   method.allow_topups(role == solve_role::full && options.topups);
   method.end_at_minimiser(role == solve_role::sample_to_minimiser);
+  method.levels_from_gap(role == solve_role::full);
   method.after_failed_probe(std::move(continue_sample));
   method.run(result);
 }
