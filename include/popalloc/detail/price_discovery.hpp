@@ -51,8 +51,8 @@ struct method_constants {
   static constexpr double cold_smoothing_concave = 1e-2;  ///< first level, strictly concave
   static constexpr double warm_smoothing = 1e-3;     ///< first level, warm start (piecewise lin.)
   static constexpr double smoothing_floor = 1e-11;   ///< smallest level before "stalled"
-  static constexpr double smoothing_decrease = 0.1;  ///< the most a stage lowers the level
-  static constexpr double least_decrease = 0.5;      ///< the least (stage_decrease)
+  static constexpr double smoothing_decrease = 0.1;  ///< a stage's level factor: tenfold fall
+  static constexpr double least_decrease = 0.5;      ///< the largest factor stage_decrease gives
   /// A full solve's next level aims at this share of the gap its tolerance allows.
   static constexpr double stage_gap_share = 0.5;
   static constexpr double stage_ratio = 0.05;  ///< next stage when smoothed gap < ratio * true gap
@@ -420,8 +420,7 @@ class price_discovery {
   /// steps than a tenfold decrease (the smoothed minimiser moves less); tenfold otherwise.
   double stage_decrease() const {
     using k = method_constants;
-    const double allowed =
-        std::max(options_.relative_gap * measured().scale, options_.absolute_gap);
+    const double allowed = allowed_gap(measured(), options_);
     const double left = gap();
     if (!levels_from_gap_ || !(allowed > 0.0) || !std::isfinite(left) || !(left > allowed))
       return k::smoothing_decrease;

@@ -76,4 +76,9 @@ inline bool within_tolerance(double absolute, const measured_gap& gap,
   return absolute <= options.absolute_gap || gap.relative <= options.relative_gap;
 }
 
+/// The largest gap (dual - primal) that within_tolerance accepts at the scale of `gap`.
+inline double allowed_gap(const measured_gap& gap, const solver_options& options) {
+  return std::max(options.absolute_gap, options.relative_gap * gap.scale);
+}
+
 }  // namespace popalloc::detail
